@@ -1,0 +1,9 @@
+// Entry point of the CPU backend extension cuzk._native; each bind_*.cpp registers one area.
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "cuzk CPU backend: field, curve, MSM, NTT and constraint-evaluation kernels";
+    m.attr("__version__") = "0.1.0";
+}
