@@ -3,7 +3,12 @@
 
 namespace py = pybind11;
 
+namespace cuzk {
+void register_field(py::module_& m);  // bind_field.cpp
+}  // namespace cuzk
+
 PYBIND11_MODULE(_native, m) {
     m.doc() = "cuzk CPU backend: field, curve, MSM, NTT and constraint-evaluation kernels";
     m.attr("__version__") = "0.1.0";
+    cuzk::register_field(m);
 }

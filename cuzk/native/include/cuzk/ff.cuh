@@ -1,0 +1,221 @@
+// Prime fields in Montgomery form, generic over the number of 64-bit limbs.
+//
+// Every modulus used here (BLS12-381 and BN254, base and scalar fields) has a top limb below
+// 2^63 - 1, which allows the "no-carry" CIOS multiplication: the running sum never needs an
+// extra limb. Values are kept fully reduced (< p) after every operation.
+#pragma once
+
+#include "common.cuh"
+
+namespace cuzk {
+
+// ---- field parameters (generated from cuzk/curves.py; tests check them against it) ----
+struct bls12_381_fq {
+    static constexpr int N = 6;
+    static constexpr uint64_t INV = 0x89f3fffcfffcfffdull;  // -p^-1 mod 2^64
+    CUZK_HD static constexpr uint64_t mod(int i) { constexpr uint64_t m[N] = {0xb9feffffffffaaabull, 0x1eabfffeb153ffffull, 0x6730d2a0f6b0f624ull, 0x64774b84f38512bfull, 0x4b1ba7b6434bacd7ull, 0x1a0111ea397fe69aull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t r2(int i) { constexpr uint64_t m[N] = {0xf4df1f341c341746ull, 0x0a76e6a609d104f1ull, 0x8de5476c4c95b6d5ull, 0x67eb88a9939d83c0ull, 0x9a793e85b519952dull, 0x11988fe592cae3aaull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t one(int i) { constexpr uint64_t m[N] = {0x760900000002fffdull, 0xebf4000bc40c0002ull, 0x5f48985753c758baull, 0x77ce585370525745ull, 0x5c071a97a256ec6dull, 0x15f65ec3fa80e493ull}; return m[i]; }
+};
+
+struct bls12_381_fr {
+    static constexpr int N = 4;
+    static constexpr uint64_t INV = 0xfffffffeffffffffull;  // -p^-1 mod 2^64
+    CUZK_HD static constexpr uint64_t mod(int i) { constexpr uint64_t m[N] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull, 0x73eda753299d7d48ull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t r2(int i) { constexpr uint64_t m[N] = {0xc999e990f3f29c6dull, 0x2b6cedcb87925c23ull, 0x05d314967254398full, 0x0748d9d99f59ff11ull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t one(int i) { constexpr uint64_t m[N] = {0x00000001fffffffeull, 0x5884b7fa00034802ull, 0x998c4fefecbc4ff5ull, 0x1824b159acc5056full}; return m[i]; }
+};
+
+struct bn254_fq {
+    static constexpr int N = 4;
+    static constexpr uint64_t INV = 0x87d20782e4866389ull;  // -p^-1 mod 2^64
+    CUZK_HD static constexpr uint64_t mod(int i) { constexpr uint64_t m[N] = {0x3c208c16d87cfd47ull, 0x97816a916871ca8dull, 0xb85045b68181585dull, 0x30644e72e131a029ull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t r2(int i) { constexpr uint64_t m[N] = {0xf32cfc5b538afa89ull, 0xb5e71911d44501fbull, 0x47ab1eff0a417ff6ull, 0x06d89f71cab8351full}; return m[i]; }
+    CUZK_HD static constexpr uint64_t one(int i) { constexpr uint64_t m[N] = {0xd35d438dc58f0d9dull, 0x0a78eb28f5c70b3dull, 0x666ea36f7879462cull, 0x0e0a77c19a07df2full}; return m[i]; }
+};
+
+struct bn254_fr {
+    static constexpr int N = 4;
+    static constexpr uint64_t INV = 0xc2e1f593efffffffull;  // -p^-1 mod 2^64
+    CUZK_HD static constexpr uint64_t mod(int i) { constexpr uint64_t m[N] = {0x43e1f593f0000001ull, 0x2833e84879b97091ull, 0xb85045b68181585dull, 0x30644e72e131a029ull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t r2(int i) { constexpr uint64_t m[N] = {0x1bb8e645ae216da7ull, 0x53fe3ab1e35c59e3ull, 0x8c49833d53bb8085ull, 0x0216d0b17f4e44a5ull}; return m[i]; }
+    CUZK_HD static constexpr uint64_t one(int i) { constexpr uint64_t m[N] = {0xac96341c4ffffffbull, 0x36fc76959f60cd29ull, 0x666ea36f7879462eull, 0x0e0a77c19a07df2full}; return m[i]; }
+};
+
+
+template <class P>
+struct Fp {
+    static constexpr int N = P::N;
+    uint64_t v[N];
+
+    CUZK_HD static Fp zero() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    CUZK_HD static Fp one() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    CUZK_HD bool is_zero() const {
+        uint64_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    CUZK_HD bool operator==(const Fp& o) const {
+        uint64_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+    CUZK_HD bool operator!=(const Fp& o) const { return !(*this == o); }
+
+    // a >= p ?  (used after additions; inputs below 2p)
+    CUZK_HD static bool geq_mod(const uint64_t* a) {
+#pragma unroll
+        for (int i = N - 1; i >= 0; i--) {
+            if (a[i] != P::mod(i)) return a[i] > P::mod(i);
+        }
+        return true;
+    }
+    CUZK_HD static void sub_mod_inplace(uint64_t* a) {
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            u128 d = (u128)a[i] - P::mod(i) - borrow;
+            a[i] = (uint64_t)d;
+            borrow = (uint64_t)(d >> 64) & 1;
+        }
+    }
+
+    CUZK_HD Fp operator+(const Fp& o) const {
+        Fp r;
+        uint64_t carry = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            u128 s = (u128)v[i] + o.v[i] + carry;
+            r.v[i] = (uint64_t)s;
+            carry = (uint64_t)(s >> 64);
+        }
+        // p < 2^(64N-1), so a + b < 2^(64N): no carry out of the top limb.
+        if (geq_mod(r.v)) sub_mod_inplace(r.v);
+        return r;
+    }
+    CUZK_HD Fp operator-(const Fp& o) const {
+        Fp r;
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            u128 d = (u128)v[i] - o.v[i] - borrow;
+            r.v[i] = (uint64_t)d;
+            borrow = (uint64_t)(d >> 64) & 1;
+        }
+        if (borrow) {
+            uint64_t carry = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                u128 s = (u128)r.v[i] + P::mod(i) + carry;
+                r.v[i] = (uint64_t)s;
+                carry = (uint64_t)(s >> 64);
+            }
+        }
+        return r;
+    }
+    CUZK_HD Fp neg() const { return zero() - *this; }
+    CUZK_HD Fp dbl() const { return *this + *this; }
+    CUZK_HD Fp& operator+=(const Fp& o) { return *this = *this + o; }
+    CUZK_HD Fp& operator-=(const Fp& o) { return *this = *this - o; }
+    CUZK_HD Fp& operator*=(const Fp& o) { return *this = *this * o; }
+
+    // Montgomery product a·b·R^-1 (no-carry CIOS).
+    CUZK_HD Fp operator*(const Fp& o) const {
+        uint64_t t[N];
+#pragma unroll
+        for (int i = 0; i < N; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint64_t bi = o.v[i];
+            u128 s = (u128)v[0] * bi + t[0];
+            uint64_t A = (uint64_t)(s >> 64);
+            t[0] = (uint64_t)s;
+            const uint64_t m = t[0] * P::INV;
+            s = (u128)m * P::mod(0) + t[0];
+            uint64_t C = (uint64_t)(s >> 64);
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                s = (u128)v[j] * bi + t[j] + A;
+                A = (uint64_t)(s >> 64);
+                t[j] = (uint64_t)s;
+                s = (u128)m * P::mod(j) + t[j] + C;
+                C = (uint64_t)(s >> 64);
+                t[j - 1] = (uint64_t)s;
+            }
+            t[N - 1] = C + A;
+        }
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        if (geq_mod(r.v)) sub_mod_inplace(r.v);
+        return r;
+    }
+    CUZK_HD Fp sqr() const { return *this * *this; }
+
+    // Canonical limbs -> Montgomery form and back.
+    CUZK_HD static Fp from_canonical(const uint64_t* a) {
+        Fp x, r2;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            x.v[i] = a[i];
+            r2.v[i] = P::r2(i);
+        }
+        return x * r2;
+    }
+    CUZK_HD void to_canonical(uint64_t* out) const {
+        Fp one_raw = zero();
+        one_raw.v[0] = 1;
+        Fp r = *this * one_raw;
+#pragma unroll
+        for (int i = 0; i < N; i++) out[i] = r.v[i];
+    }
+    CUZK_HD static Fp from_raw(const uint64_t* a) {  // already Montgomery
+        Fp x;
+#pragma unroll
+        for (int i = 0; i < N; i++) x.v[i] = a[i];
+        return x;
+    }
+    CUZK_HD void to_raw(uint64_t* out) const {
+#pragma unroll
+        for (int i = 0; i < N; i++) out[i] = v[i];
+    }
+
+    // x^e for a little-endian multi-limb exponent (square-and-multiply).
+    CUZK_HD Fp pow(const uint64_t* e, int limbs) const {
+        Fp r = one();
+        for (int i = limbs - 1; i >= 0; i--) {
+            for (int b = 63; b >= 0; b--) {
+                r = r.sqr();
+                if ((e[i] >> b) & 1) r = r * *this;
+            }
+        }
+        return r;
+    }
+    // Inverse by Fermat (x^(p-2)); the inverse of 0 is 0.
+    CUZK_HD Fp inv() const {
+        uint64_t e[N];
+#pragma unroll
+        for (int i = 0; i < N; i++) e[i] = P::mod(i);
+        e[0] -= 2;  // every modulus here has low limb >= 2
+        return pow(e, N);
+    }
+};
+
+typedef Fp<bls12_381_fq> Fq381;
+typedef Fp<bls12_381_fr> Fr381;
+typedef Fp<bn254_fq> Fq254;
+typedef Fp<bn254_fr> Fr254;
+
+}  // namespace cuzk

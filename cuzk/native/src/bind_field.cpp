@@ -1,0 +1,169 @@
+// Field arithmetic exposed for tests, conversions and small host-side jobs.
+#include <omp.h>
+
+#include "arrays.hpp"
+
+namespace cuzk {
+namespace {
+
+// Elementwise binary op on canonical Fr arrays (n, 4).
+template <class Op>
+U64Array fr_binary(const std::string& curve, U64Array a, U64Array b, Op op) {
+    return with_curve(curve, [&](auto c) {
+        typedef typename decltype(c)::Fr Fr;
+        size_t n = rows_of(a, 4, "a");
+        if (rows_of(b, 4, "b") != n) throw std::invalid_argument("a and b differ in length");
+        U64Array out = new_array({(py::ssize_t)n, 4});
+        const uint64_t* pa = a.data();
+        const uint64_t* pb = b.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static)
+            for (long i = 0; i < (long)n; i++) {
+                Fr x = Fr::from_canonical(pa + 4 * i), y = Fr::from_canonical(pb + 4 * i);
+                op(x, y).to_canonical(po + 4 * i);
+            }
+        }
+        return out;
+    });
+}
+
+// Montgomery-form elementwise op on Fq arrays (n, L) (tests of the base field).
+template <class Op>
+U64Array fq_binary(const std::string& curve, U64Array a, U64Array b, Op op) {
+    return with_curve(curve, [&](auto c) {
+        typedef typename decltype(c)::Fq Fq;
+        const int L = Fq::N;
+        size_t n = rows_of(a, L, "a");
+        if (rows_of(b, L, "b") != n) throw std::invalid_argument("a and b differ in length");
+        U64Array out = new_array({(py::ssize_t)n, L});
+        const uint64_t* pa = a.data();
+        const uint64_t* pb = b.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static)
+            for (long i = 0; i < (long)n; i++) {
+                op(Fq::from_raw(pa + L * i), Fq::from_raw(pb + L * i)).to_raw(po + L * i);
+            }
+        }
+        return out;
+    });
+}
+
+template <bool TO_MONT>
+U64Array fq_convert(const std::string& curve, U64Array a) {
+    return with_curve(curve, [&](auto c) {
+        typedef typename decltype(c)::Fq Fq;
+        const int L = Fq::N;
+        size_t n = rows_of(a, L, "x");
+        U64Array out = new_array({(py::ssize_t)n, L});
+        const uint64_t* pa = a.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static)
+            for (long i = 0; i < (long)n; i++) {
+                if (TO_MONT) {
+                    Fq::from_canonical(pa + L * i).to_raw(po + L * i);
+                } else {
+                    Fq::from_raw(pa + L * i).to_canonical(po + L * i);
+                }
+            }
+        }
+        return out;
+    });
+}
+
+// Batch inversion (Montgomery's trick per thread chunk); zeros map to zero.
+U64Array fr_inv(const std::string& curve, U64Array a) {
+    return with_curve(curve, [&](auto c) {
+        typedef typename decltype(c)::Fr Fr;
+        size_t n = rows_of(a, 4, "a");
+        U64Array out = new_array({(py::ssize_t)n, 4});
+        const uint64_t* pa = a.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+#pragma omp parallel
+            {
+                int nt = omp_get_num_threads(), t = omp_get_thread_num();
+                size_t lo = n * t / nt, hi = n * (t + 1) / nt;
+                std::vector<Fr> x(hi - lo), prefix(hi - lo);
+                Fr acc = Fr::one();
+                for (size_t i = lo; i < hi; i++) {
+                    x[i - lo] = Fr::from_canonical(pa + 4 * i);
+                    prefix[i - lo] = acc;
+                    if (!x[i - lo].is_zero()) acc = acc * x[i - lo];
+                }
+                Fr inv = acc.inv();
+                for (size_t i = hi; i-- > lo;) {
+                    Fr xi = x[i - lo];
+                    if (xi.is_zero()) {
+                        Fr::zero().to_canonical(po + 4 * i);
+                        continue;
+                    }
+                    (inv * prefix[i - lo]).to_canonical(po + 4 * i);
+                    inv = inv * xi;
+                }
+            }
+        }
+        return out;
+    });
+}
+
+}  // namespace
+
+void register_field(py::module_& m) {
+    m.def("fr_mul", [](const std::string& c, U64Array a, U64Array b) {
+        return fr_binary(c, a, b, [](auto x, auto y) { return x * y; });
+    }, "Elementwise product of canonical Fr arrays (n, 4).");
+    m.def("fr_add", [](const std::string& c, U64Array a, U64Array b) {
+        return fr_binary(c, a, b, [](auto x, auto y) { return x + y; });
+    });
+    m.def("fr_sub", [](const std::string& c, U64Array a, U64Array b) {
+        return fr_binary(c, a, b, [](auto x, auto y) { return x - y; });
+    });
+    m.def("fr_inv", &fr_inv, "Elementwise inverse of canonical Fr values (0 -> 0).");
+    m.def("fq_mul", [](const std::string& c, U64Array a, U64Array b) {
+        return fq_binary(c, a, b, [](auto x, auto y) { return x * y; });
+    }, "Elementwise Montgomery product of Fq arrays (n, L) in Montgomery form.");
+    m.def("fq_add", [](const std::string& c, U64Array a, U64Array b) {
+        return fq_binary(c, a, b, [](auto x, auto y) { return x + y; });
+    });
+    m.def("fq_sub", [](const std::string& c, U64Array a, U64Array b) {
+        return fq_binary(c, a, b, [](auto x, auto y) { return x - y; });
+    });
+    m.def("fq_inv", [](const std::string& c, U64Array a) {
+        return fq_binary(c, a, a, [](auto x, auto) { return x.inv(); });
+    });
+    m.def("fq_to_mont", &fq_convert<true>, "Canonical Fq (n, L) -> Montgomery form.");
+    m.def("fq_from_mont", &fq_convert<false>, "Montgomery-form Fq (n, L) -> canonical.");
+    m.def("fq2_mul", [](const std::string& curve, U64Array a, U64Array b) {
+        return with_curve(curve, [&](auto c) {
+            typedef typename decltype(c)::Fq2 Fq2;
+            const int W = 2 * decltype(c)::FQ_LIMBS;
+            size_t n = rows_of(a, W, "a");
+            if (rows_of(b, W, "b") != n) throw std::invalid_argument("a and b differ in length");
+            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
+            for (size_t i = 0; i < n; i++)
+                (Fq2::from_raw(a.data() + W * i) * Fq2::from_raw(b.data() + W * i))
+                    .to_raw(out.mutable_data() + W * i);
+            return out;
+        });
+    }, "Elementwise Fq2 product, Montgomery form (n, 2, L).");
+    m.def("fq2_inv", [](const std::string& curve, U64Array a) {
+        return with_curve(curve, [&](auto c) {
+            typedef typename decltype(c)::Fq2 Fq2;
+            const int W = 2 * decltype(c)::FQ_LIMBS;
+            size_t n = rows_of(a, W, "a");
+            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
+            for (size_t i = 0; i < n; i++)
+                Fq2::from_raw(a.data() + W * i).inv().to_raw(out.mutable_data() + W * i);
+            return out;
+        });
+    });
+}
+
+}  // namespace cuzk
