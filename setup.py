@@ -1,10 +1,12 @@
 """Build the native CPU backend (cuzk._native) from the shared C++/CUDA headers."""
 
 import glob
+import importlib.util
 import os
 
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
 # The build host is the machine that runs the prover, so tune for it unless told otherwise.
 arch = os.environ.get("CUZK_NATIVE_ARCH", "native")
@@ -22,4 +24,18 @@ ext = Pybind11Extension(
     depends=sorted(glob.glob("cuzk/native/include/cuzk/*")),
 )
 
-setup(ext_modules=[ext], cmdclass={"build_ext": build_ext})
+
+class build_py_with_grpc(build_py):
+    """Generate the gRPC stubs from cuzk/server/proto/cuzk/v1/proving.proto before copying."""
+
+    def run(self) -> None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "cuzk/server/proto/_generate.py")
+        spec = importlib.util.spec_from_file_location("_cuzk_proto_generate", path)
+        gen = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gen)
+        gen.generate()
+        super().run()
+
+
+setup(ext_modules=[ext], cmdclass={"build_ext": build_ext, "build_py": build_py_with_grpc})
