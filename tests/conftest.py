@@ -140,9 +140,7 @@ class CircomArtifact:
 
     @property
     def n_constraints(self) -> int:
-        return self.stats.get("non_linear_constraints", 0) + self.stats.get(
-            "linear_constraints", 0
-        )
+        return self.stats.get("non_linear_constraints", 0) + self.stats.get("linear_constraints", 0)
 
 
 def _sha(*parts: bytes) -> str:

@@ -42,11 +42,7 @@ def main_wrapper(library: str, template_call: str, public: Sequence[str] = ()) -
     """Source of a circuit whose `main` instantiates `template_call` from `library` (a file
     found through the include path), so one template can be compiled at many sizes."""
     pub = f" {{public [{', '.join(public)}]}}" if public else ""
-    return (
-        "pragma circom 2.0.0;\n"
-        f'include "{library}";\n'
-        f"component main{pub} = {template_call};\n"
-    )
+    return f'pragma circom 2.0.0;\ninclude "{library}";\ncomponent main{pub} = {template_call};\n'
 
 
 @dataclass(frozen=True)

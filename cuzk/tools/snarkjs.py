@@ -82,9 +82,7 @@ def run_tool(
     env = dict(os.environ)
     # Big keys (2^16 constraints and up) need more than node's default heap.
     env.setdefault("NODE_OPTIONS", "--max-old-space-size=8192")
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
-    )
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise ToolError(cmd, proc.returncode, proc.stdout, proc.stderr)
     return proc
