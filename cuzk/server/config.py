@@ -176,8 +176,8 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "devices": (_devices, "auto"),
         "gpu_workers_per_device": (_int(1, 64), 2),
         "gpu_threads": (_int(0), 0),
-        "g2_on_cpu": (_bool, True),
-        "backend": (_choice("auto", "cpu", "cuda"), "auto"),
+        "g2_on_cpu": (_bool, False),
+        "backend": (_choice("auto", "cpu", "cuda", "reference"), "auto"),
     },
     "synthesis": {
         "threads": (_int(0), 0),
@@ -197,7 +197,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "level": (_choice("debug", "info", "warning", "error"), "info"),
         "format": (_choice("text", "json"), "text"),
         "file": (_str, ""),
-        "timeline": (_str, ""),
+        "timeline": (_str, "~/.local/state/cuzk/timeline.log"),
     },
 }
 
@@ -215,7 +215,7 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "verify_after_prove": ("pipeline", "verify_after_prove"),
     "srs_memory_budget_bytes": ("memory", "srs_budget_bytes"),
     "key_cache_dir": ("srs", "key_cache_dir"),
-    "timeline_path": ("log", "timeline"),
+    "timeline_log_path": ("log", "timeline"),
 }
 
 
@@ -245,8 +245,11 @@ class DaemonConfig:
         out: dict[str, Any] = {}
         for key, (sec, k) in ENGINE_KEYS.items():
             v = self.sections[sec][k]
-            if key in ("key_cache_dir", "timeline_path") and v:
-                v = str(Path(v).expanduser())
+            if key in ("key_cache_dir", "timeline_log_path"):
+                v = str(Path(v).expanduser()) if v else None
+            elif key == "devices":
+                # "auto" = the engine's choice (every GPU, else the CPU); [] = CPU only.
+                v = [] if v == "auto" else ([f"cuda:{d}" for d in v] if v else ["cpu"])
             out[key] = v
         return out
 
