@@ -54,7 +54,7 @@ synthetic = { constraints = 64 }
     c = cfg.load(p)
     assert c["daemon"]["max_message_bytes"] == 64 * 2**20
     assert c["store"]["retention"] == 2 * 86400
-    assert c.engine_dict()["devices"] == [0, 1]
+    assert c.engine_dict()["devices"] == ["cuda:0", "cuda:1"]
     assert c.circuits["a"] == {"synthetic": {"constraints": 64}}
 
 
@@ -95,7 +95,7 @@ def test_overrides() -> None:
     c = cfg.load(None, ["pipeline.max_gpu_queue_depth=7", "partition_workers=3", "devices=[]"])
     assert c["pipeline"]["max_gpu_queue_depth"] == 7
     assert c["synthesis"]["partition_workers"] == 3
-    assert c.engine_dict()["devices"] == []
+    assert c.engine_dict()["devices"] == ["cpu"]  # [] = CPU only
     with pytest.raises(cfg.ConfigError, match="unknown config key"):
         cfg.load(None, ["nope=1"])
     with pytest.raises(cfg.ConfigError, match="max_gpu_queue_depth"):
@@ -111,3 +111,12 @@ def test_sizes_and_durations() -> None:
         cfg.parse_size(-1)
     with pytest.raises(ValueError):
         cfg.parse_duration("soon")
+
+
+def test_engine_accepts_the_dict() -> None:
+    from cuzk.engine.config import EngineConfig
+
+    for over in ([], ["devices=[]"], ["devices=[0]", "verify_after_prove=true"]):
+        c = cfg.load(None, over)
+        ec = EngineConfig.from_dict(c.engine_dict())
+        assert ec.max_gpu_queue_depth == c["pipeline"]["max_gpu_queue_depth"]
