@@ -1,0 +1,303 @@
+"""CPU Groth16 proving: `cuzk groth16 prove` against `snarkjs groth16 prove`, side by side.
+
+For each curve and size 2^k a multiplication-chain circuit (x[i] = x[i-1]·x[i-2], so every
+witness value is a full-size field element: the hard case for MSM) is compiled with circom2
+to fill a 2^k domain. Both provers run, alternately, on the same zkey and witness; the wall
+time of each command (start-up and key loading included, as a user sees it), our peak RSS and
+the zkey size are recorded, and every proof is checked with `snarkjs groth16 verify`.
+
+The zkey comes from our development setup (`cuzk setup`, NOT for production) at every size:
+snarkjs's own `groth16 setup` needs a powers-of-tau file prepared for the size, and preparing
+one past 2^12 takes over an hour here. `--zkey snarkjs` uses the committed power-12 ptau
+instead (2^12 only) as a cross-check that the key's origin does not matter.
+
+    .venv/bin/python benchmarks/cpu_vs_snarkjs.py                 # 2^12, 2^14, 2^16, both curves
+    .venv/bin/python benchmarks/cpu_vs_snarkjs.py --sizes 12 --runs 1
+
+Generated circuits, keys and witnesses are cached under .cache/bench.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cuzk.curves import get_curve  # noqa: E402
+from cuzk.tools import circom, snarkjs  # noqa: E402
+
+CIRCUITS_DIR = ROOT / "tests" / "circuits"
+PTAU12 = {
+    "bn254": ROOT / "tests" / "fixtures" / "bn128_pot12_final.ptau",
+    "bls12_381": ROOT / "tests" / "fixtures" / "bls12-381_pot12_final.ptau",
+}
+CUZK = ROOT / ".venv" / "bin" / "cuzk"
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mib: float
+    verified: bool
+
+
+@dataclass
+class Case:
+    curve: str
+    log2_domain: int
+    constraints: int
+    zkey_source: str
+    zkey_bytes: int
+    setup_seconds: float | None
+    snarkjs: list[Run] = field(default_factory=list)
+    cuzk: list[Run] = field(default_factory=list)
+
+    @staticmethod
+    def _median(runs: list[Run]) -> float:
+        return statistics.median(r.seconds for r in runs) if runs else float("nan")
+
+    def summary(self) -> dict:
+        s, c = self._median(self.snarkjs), self._median(self.cuzk)
+        rss = max((r.peak_rss_mib for r in self.cuzk), default=float("nan"))
+        key_mib = self.zkey_bytes / 2**20
+        return {
+            "snarkjs_median_s": s,
+            "cuzk_median_s": c,
+            "speedup": s / c if c else float("nan"),
+            "cuzk_peak_rss_mib": rss,
+            "zkey_mib": key_mib,
+            "rss_over_key": rss / key_mib if key_mib else float("nan"),
+            "all_verified": all(r.verified for r in self.snarkjs + self.cuzk),
+        }
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Run cmd; (wall seconds, the child's own peak RSS in MiB). The child is reaped with
+    wait4 so its ru_maxrss is its own, not a maximum over every child so far. Output goes to
+    temporary files (no pipes to drain while we block in wait4)."""
+    env = dict(os.environ)
+    env.setdefault("NODE_OPTIONS", "--max-old-space-size=16384")
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            err.seek(0)
+            out.seek(0)
+            msg = (err.read() or out.read())[-3000:]
+            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{msg}")
+    return dt, ru.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+
+
+def mul_chain_n(k: int) -> int:
+    # snarkjs's domain holds the constraints plus one row per public signal (out, a) plus one
+    return 2**k - 3
+
+
+def key_hash(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little") + b)
+    return h.hexdigest()[:12]
+
+
+def setup_sources_hash() -> bytes:
+    # keys from an older setup/writer are rebuilt when that code changes
+    files = sorted((ROOT / "cuzk" / "groth16").glob("setup*.py"))
+    files += sorted((ROOT / "cuzk" / "formats").glob("zkey*.py"))
+    return b"".join(f.read_bytes() for f in files)
+
+
+def prepare(curve: str, k: int, source: str, cache: Path, seed: int) -> tuple[Path, float | None]:
+    """Circuit, zkey, vk and witness for one case (cached); returns (folder, setup seconds)."""
+    n = mul_chain_n(k)
+    wrapper = circom.main_wrapper("mul_chain.circom", f"MulChain({n})", ("a",))
+    tag = key_hash(
+        wrapper,
+        (CIRCUITS_DIR / "mul_chain.circom").read_bytes(),
+        curve,
+        source,
+        circom.version(),
+        snarkjs.tool_version("snarkjs"),
+        setup_sources_hash() if source == "cuzk" else b"",
+    )
+    d = cache / f"{curve}-2^{k}-{source}-{tag}"
+    meta = d / "meta.json"
+    if meta.exists():
+        return d, json.loads(meta.read_text()).get("setup_seconds")
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    (d / "circuit.circom").write_text(wrapper)
+    print(f"  [{curve} 2^{k}] compiling mul-chain({n}) with circom2", flush=True)
+    out = circom.compile_circuit(d / "circuit.circom", d, curve, include=[CIRCUITS_DIR])
+    zkey = d / "circuit.zkey"
+    print(f"  [{curve} 2^{k}] key from {source} setup", flush=True)
+    t0 = time.perf_counter()
+    if source == "snarkjs":
+        if k > 12:
+            raise SystemExit("--zkey snarkjs needs a ptau prepared for the size; only 2^12 here")
+        snarkjs.groth16_setup(out.r1cs, PTAU12[curve], zkey)
+    else:
+        subprocess.run(
+            [str(CUZK), "setup", str(out.r1cs), str(zkey), "--vk", str(d / "vk.json")],
+            check=True,
+            capture_output=True,
+        )
+    setup_s = time.perf_counter() - t0
+    # the vk the checks use is always snarkjs's reading of the zkey
+    snarkjs.export_vk(zkey, d / "verification_key.json")
+    rng = random.Random(seed)
+    r = get_curve(curve).r
+    (d / "input.json").write_text(
+        json.dumps({"a": str(rng.randrange(2, r)), "b": str(rng.randrange(2, r))})
+    )
+    snarkjs.wtns_calculate(out.wasm, d / "input.json", d / "witness.wtns")
+    meta.write_text(json.dumps({"setup_seconds": setup_s, "constraints": n}))
+    return d, setup_s
+
+
+def bench_case(
+    curve: str, k: int, source: str, runs: int, cache: Path, seed: int, provers: list[str]
+) -> Case:
+    d, setup_s = prepare(curve, k, source, cache, seed)
+    zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "verification_key.json"
+    case = Case(curve, k, mul_chain_n(k), source, zkey.stat().st_size, setup_s)
+    tools = {
+        "snarkjs": [str(snarkjs.find_tool("snarkjs")), "groth16", "prove"],
+        "cuzk": [str(CUZK), "groth16", "prove"],
+    }
+    for i in range(runs):
+        for tool in provers:  # alternate so drift hits both alike
+            base = tools[tool]
+            proof, public = d / f"{tool}_proof.json", d / f"{tool}_public.json"
+            for f in (proof, public):
+                f.unlink(missing_ok=True)
+            dt, rss = timed([*base, str(zkey), str(wtns), str(proof), str(public)])
+            ok = snarkjs.groth16_verify(vk, public, proof)
+            getattr(case, tool).append(Run(dt, rss, ok))
+            print(
+                f"  [{curve} 2^{k}] run {i + 1}/{runs} {tool:8s} {dt:7.2f} s  "
+                f"peak RSS {rss:7.1f} MiB  snarkjs verify: {'OK' if ok else 'FAILED'}",
+                flush=True,
+            )
+    return case
+
+
+def machine_info() -> dict:
+    cpu = "unknown"
+    mem = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+
+    def cmd_out(*c: str) -> str:
+        try:
+            return subprocess.run(c, capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        except OSError:
+            return "unknown"
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "mem_gib": mem,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "node": cmd_out("node", "--version"),
+        "snarkjs": snarkjs.tool_version("snarkjs"),
+        "circom2": circom.version(),
+        "cuzk_commit": cmd_out("git", "rev-parse", "--short", "HEAD"),
+        "cuzk_dirty": bool(cmd_out("git", "status", "--porcelain", "--untracked-files=no")),
+    }
+
+
+def table(cases: list[Case]) -> str:
+    head = (
+        "| curve | constraints | zkey MiB | snarkjs prove s | cuzk prove s | speedup "
+        "| cuzk peak RSS MiB | RSS / zkey | verified |"
+    )
+    rows = [head, "|" + "---|" * 9]
+    for c in cases:
+        s = c.summary()
+        rows.append(
+            f"| {c.curve} | 2^{c.log2_domain} ({c.constraints}) | {s['zkey_mib']:.1f} "
+            f"| {s['snarkjs_median_s']:.2f} | {s['cuzk_median_s']:.2f} | {s['speedup']:.1f}× "
+            f"| {s['cuzk_peak_rss_mib']:.0f} | {s['rss_over_key']:.2f} "
+            f"| {'yes' if s['all_verified'] else 'NO'} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--sizes", type=int, nargs="+", default=[12, 14, 16], help="log2 domain sizes")
+    ap.add_argument("--curves", nargs="+", default=["bn254", "bls12_381"])
+    ap.add_argument("--runs", type=int, default=3, help="prove runs per tool (median reported)")
+    ap.add_argument("--zkey", choices=["cuzk", "snarkjs"], default="cuzk", help="key origin")
+    ap.add_argument(
+        "--provers", nargs="+", choices=["snarkjs", "cuzk"], default=["snarkjs", "cuzk"]
+    )
+    ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench")
+    ap.add_argument("--seed", type=int, default=None, help="witness input seed (random if unset)")
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "cpu_vs_snarkjs.json"
+    )
+    args = ap.parse_args(argv)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if args.zkey == "cuzk" and not CUZK.exists():
+        raise SystemExit(f"{CUZK} missing: run scripts/bootstrap.sh first")
+
+    t_start = time.perf_counter()
+    cases = []
+    for curve in [get_curve(c).name for c in args.curves]:
+        for k in args.sizes:
+            cases.append(bench_case(curve, k, args.zkey, args.runs, args.cache, seed, args.provers))
+    result = {
+        "benchmark": "cpu_vs_snarkjs",
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine_info(),
+        "circuit": "mul_chain: x[i] = x[i-1]*x[i-2], 2^k - 3 constraints, 1 public input, 1 output",
+        "zkey_source": args.zkey,
+        "seed": seed,
+        "runs": args.runs,
+        "total_seconds": time.perf_counter() - t_start,
+        "cases": [asdict(c) | {"summary": c.summary()} for c in cases],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print()
+    print(table(cases))
+    print(
+        f"\nwritten to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}"
+    )
+    return 0 if all(c.summary()["all_verified"] for c in cases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
