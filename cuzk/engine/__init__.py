@@ -1,0 +1,36 @@
+"""Proving engine: partitioned jobs through a synthesis pool, a bounded priority GPU queue and
+GPU workers sharing one kernel-region lock per device; SRS tiers; TIMELINE events."""
+
+from cuzk.engine.config import ConfigError, EngineConfig
+from cuzk.engine.engine import Engine, EngineError, VerifyMismatch
+from cuzk.engine.srs import KeyTier, SrsManager
+from cuzk.engine.timeline import Timeline, TimelineEvent, parse_line
+from cuzk.engine.types import (
+    CircuitSpec,
+    JobRequest,
+    JobResult,
+    JobState,
+    JobStatus,
+    PartitionInput,
+    Priority,
+)
+
+__all__ = [
+    "CircuitSpec",
+    "ConfigError",
+    "Engine",
+    "EngineConfig",
+    "EngineError",
+    "JobRequest",
+    "JobResult",
+    "JobState",
+    "JobStatus",
+    "KeyTier",
+    "PartitionInput",
+    "Priority",
+    "SrsManager",
+    "Timeline",
+    "TimelineEvent",
+    "VerifyMismatch",
+    "parse_line",
+]

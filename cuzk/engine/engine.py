@@ -1,0 +1,667 @@
+"""The proving engine: partitioned jobs through a synthesis pool, a bounded priority GPU queue
+and GPU workers that share one lock per device guarding only the kernel region.
+
+Threads, not asyncio: the gRPC server calls in from its own thread pool, and the heavy work is
+native code that releases the GIL (numpy, cuzk._native, CuPy launches).
+
+    submit ─▶ pending jobs ─(synthesis_concurrency slots, by priority)─▶ partition workers
+          (partition_workers threads: key acquire, witness, synthesize = A·w, B·w, C·w)
+          ─▶ GPU queue (bounded, priority; a full queue blocks the partition worker)
+          ─▶ GPU workers (gpu_workers_per_device per device):
+               [device lock: kernels (h + MSMs)]  then, lock released:
+               CPU G2 MSM (g2_on_cpu) → assemble with fresh r, s → encode → verify-after-prove
+
+Memory bound: a synthesized partition is alive from SYNTH_END until its GPU worker finishes
+with it, and is then either queued (≤ max_gpu_queue_depth), held by a GPU worker (≤ one
+each) or held by a partition worker blocked on a full queue (≤ one each). So at most
+`EngineConfig.buffered_partitions_bound` partitions are buffered; `engine_status()` reports
+the count and its high-water mark.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cuzk.engine.config import EngineConfig
+from cuzk.engine.gpu_queue import BoundedPriorityQueue, QueueClosed
+from cuzk.engine.phases import Phases, ProverPhases
+from cuzk.engine.srs import KeyTier, SrsManager
+from cuzk.engine.timeline import DeviceLock, Span, Timeline
+from cuzk.engine.types import (
+    CircuitSpec,
+    JobRequest,
+    JobResult,
+    JobState,
+    JobStatus,
+    PartitionInput,
+    Priority,
+)
+
+log = logging.getLogger("cuzk.engine")
+
+
+class EngineError(RuntimeError):
+    pass
+
+
+class VerifyMismatch(EngineError):
+    pass
+
+
+@dataclass
+class _Job:
+    job_id: str
+    request: JobRequest
+    seq: int
+    spec: CircuitSpec
+    t_submit: float
+    state: JobState = JobState.PENDING
+    error: str | None = None
+    proofs: list[bytes | None] = field(default_factory=list)
+    public_inputs: list[list[int] | None] = field(default_factory=list)
+    next_partition: int = 0  # next partition to hand to a partition worker
+    synthesized: int = 0
+    proved: int = 0
+    inflight: int = 0  # partitions between synthesis start and leaving the pipeline
+    admitted: bool = False
+    in_slot: bool = False
+    pk: Any = None
+    key_held: bool = False
+    key_lock: threading.Lock = field(default_factory=threading.Lock)
+    done: threading.Event = field(default_factory=threading.Event)
+    t_first_synth: float | None = None
+    t_done: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.request.partitions)
+
+    @property
+    def priority(self) -> Priority:
+        return Priority(self.request.priority)
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    def add_time(self, key: str, ms: float, lock: Any = None) -> None:
+        if lock is None:
+            self.timings[key] = self.timings.get(key, 0.0) + ms
+            return
+        with lock:
+            self.timings[key] = self.timings.get(key, 0.0) + ms
+
+
+@dataclass
+class _GpuItem:
+    job: _Job
+    index: int
+    syn: Any
+    t_queued: float = 0.0
+    t_picked: float = 0.0
+    buffered: bool = True
+
+
+@dataclass
+class _Worker:
+    name: str
+    kind: str  # "synthesis" | "gpu"
+    device: str = ""
+    job_id: str | None = None
+    partition: int | None = None
+    thread: threading.Thread | None = None
+
+
+class Engine:
+    def __init__(self, config: EngineConfig | dict | None = None,
+                 phases: Phases | None = None) -> None:
+        if config is None:
+            config = EngineConfig()
+        elif isinstance(config, dict):
+            config = EngineConfig.from_dict(config)
+        self.config = config
+        self._phases = phases
+        self.timeline = Timeline(config.timeline_log_path)
+        self._lock = threading.RLock()  # jobs, scheduling and counters
+        self._sched_cv = threading.Condition(self._lock)
+        self._jobs: dict[str, _Job] = {}
+        self._by_request: dict[str, str] = {}
+        self._pending: list[tuple[int, int, str]] = []  # (-priority, seq, job_id)
+        self._active: list[_Job] = []  # jobs holding a synthesis slot
+        self._seq = itertools.count()
+        self._circuits: dict[str, CircuitSpec] = {}
+        self.srs = SrsManager(config.srs_memory_budget_bytes)
+        self.gpu_queue = BoundedPriorityQueue(config.max_gpu_queue_depth, self.timeline.now_ms)
+        self.device_locks: dict[str, DeviceLock] = {}
+        self._workers: list[_Worker] = []
+        self._buffered = 0
+        self.buffered_max = 0
+        self._started = False
+        self._stopping = False
+        self._accepting = False
+        self.devices: list[str] = []
+        self._backends: dict[str, Any] = {}
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> Engine:
+        with self._lock:
+            if self._started:
+                return self
+            self._started = True
+            self._accepting = True
+        if self._phases is None:
+            self._phases = ProverPhases()
+        self._resolve_backends()
+        cfg = self.config
+        self.srs._prepare = getattr(self._backends[self.devices[0]], "prepare_key", None)
+        for i in range(cfg.partition_workers):
+            self._spawn(_Worker(f"sw{i}", "synthesis"), self._synthesis_loop)
+        for d in self.devices:
+            self.device_locks[d] = DeviceLock(d, self.timeline)
+            for i in range(cfg.gpu_workers_per_device):
+                self._spawn(_Worker(f"{d}/w{i}", "gpu", device=d), self._gpu_loop)
+        log.info("engine started: devices=%s backend=%s", self.devices,
+                 {d: getattr(b, "name", "?") for d, b in self._backends.items()})
+        return self
+
+    def _spawn(self, w: _Worker, target: Any) -> None:
+        w.thread = threading.Thread(target=target, args=(w,), name=f"cuzk-{w.name}", daemon=True)
+        self._workers.append(w)
+        w.thread.start()
+
+    def stop(self, drain: bool = True, timeout: float | None = None) -> None:
+        """Stop accepting jobs; with drain, let every accepted job finish, else cancel them."""
+        with self._lock:
+            if not self._started or self._stopping:
+                return
+            self._accepting = False
+            jobs = list(self._jobs.values())
+        if not drain:
+            for j in jobs:
+                self.cancel(j.job_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for j in jobs:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not j.done.wait(remaining):
+                self.cancel(j.job_id)
+        with self._lock:
+            self._stopping = True
+            self._sched_cv.notify_all()
+        self.gpu_queue.close()
+        for w in self._workers:
+            if w.thread is not None:
+                w.thread.join(timeout=30)
+        self.timeline.close()
+
+    def __enter__(self) -> Engine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop(drain=exc[0] is None)
+
+    def _resolve_backends(self) -> None:
+        from cuzk.backends import get_backend
+
+        cfg = self.config
+        name = cfg.backend
+        if name == "auto":
+            name = get_backend("auto").name
+        devices = list(cfg.devices)
+        if not devices:
+            devices = [f"cuda:{i}" for i in range(_cuda_device_count())] if name == "cuda" else []
+            devices = devices or ["cpu"]
+        self.devices = devices
+        for d in devices:
+            self._backends[d] = _make_backend(name if d != "cpu" or name != "cuda" else "cpu",
+                                              d, cfg.gpu_threads)
+        # Synthesis and the CPU G2 MSM use the host backend with their own thread counts.
+        host = "reference" if name == "reference" else ("cpu" if _native_ok() else "reference")
+        self._synth_backend = _make_backend(host, "cpu", cfg.synthesis_threads)
+        self._g2_backend = _make_backend(host, "cpu", cfg.gpu_threads)
+
+    # --- circuits and keys ------------------------------------------------------------------
+
+    def register_circuit(self, circuit_id: str, spec: CircuitSpec) -> None:
+        with self._lock:
+            self._circuits[circuit_id] = spec
+        self.srs.register(circuit_id, spec.key)
+
+    def circuits(self) -> list[str]:
+        with self._lock:
+            return sorted(self._circuits)
+
+    def preload(self, circuit_id: str) -> KeyTier:
+        return self.srs.preload(circuit_id)
+
+    def evict(self, circuit_id: str, to: KeyTier = KeyTier.COLD) -> bool:
+        return self.srs.evict(circuit_id, to)
+
+    # --- jobs -------------------------------------------------------------------------------
+
+    def submit(self, request: JobRequest) -> str:
+        """Accept a job and return its id; the same request_id returns the same job."""
+        if not request.partitions:
+            raise ValueError("a job needs at least one partition")
+        with self._lock:
+            if not self._accepting:
+                raise EngineError("engine is not accepting jobs (not started or stopping)")
+            existing = self._by_request.get(request.request_id)
+            if existing is not None:
+                return existing
+            spec = self._circuits.get(request.circuit_id)
+            if spec is None:
+                raise KeyError(f"unknown circuit {request.circuit_id!r}; register it first")
+            for i, p in enumerate(request.partitions):
+                if not isinstance(p, PartitionInput):
+                    raise TypeError(f"partition {i} is {type(p).__name__}, not PartitionInput")
+                if p.witness is None and spec.witness_fn is None:
+                    raise ValueError(f"partition {i} has no witness and circuit "
+                                     f"{request.circuit_id!r} has no witness generator")
+            seq = next(self._seq)
+            job_id = f"{uuid.uuid4().hex[:12]}-{seq}"
+            job = _Job(job_id, request, seq, spec, self.timeline.now_ms())
+            job.proofs = [None] * job.n
+            job.public_inputs = [None] * job.n
+            job.request.priority = Priority(request.priority)
+            self._jobs[job_id] = job
+            self._by_request[request.request_id] = job_id
+            heapq.heappush(self._pending, (-int(job.priority), seq, job_id))
+            self._admit()
+            self._forget_old_jobs()
+            self._sched_cv.notify_all()
+        return job_id
+
+    def await_job(self, job_id: str, timeout: float | None = None) -> JobResult:
+        """Block until the job finishes; TimeoutError after `timeout` seconds."""
+        job = self._job(job_id)
+        if not job.done.wait(timeout):
+            raise TimeoutError(f"job {job_id} not finished after {timeout} s")
+        return self._result(job)
+
+    def result(self, job_id: str) -> JobResult:
+        return self._result(self._job(job_id))
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job; True if it was still running. Frees its queue slots and buffers."""
+        job = self._job(job_id)
+        return self._finish(job, JobState.CANCELLED, "cancelled")
+
+    def status(self, job_id: str) -> JobStatus:
+        job = self._job(job_id)
+        with self._lock:
+            return JobStatus(job.job_id, job.request.request_id, job.request.circuit_id,
+                             job.state, job.priority, job.n, job.synthesized, job.proved,
+                             self._timings(job), job.error)
+
+    def job_id_for(self, request_id: str) -> str | None:
+        with self._lock:
+            return self._by_request.get(request_id)
+
+    def engine_status(self) -> dict[str, Any]:
+        with self._lock:
+            states: dict[str, int] = {}
+            for j in self._jobs.values():
+                states[j.state.value] = states.get(j.state.value, 0) + 1
+            workers = [{"name": w.name, "kind": w.kind, "device": w.device,
+                        "busy": w.job_id is not None, "job_id": w.job_id,
+                        "partition": w.partition} for w in self._workers]
+            out = {
+                "running": self._started and not self._stopping,
+                "uptime_ms": round(self.timeline.now_ms(), 3),
+                "devices": list(self.devices),
+                "backend": {d: getattr(b, "name", "?") for d, b in self._backends.items()},
+                "jobs": states,
+                "pending_jobs": len(self._pending),
+                "synthesizing_jobs": len(self._active),
+                "gpu_queue_depth": len(self.gpu_queue),
+                "gpu_queue_capacity": self.gpu_queue.capacity,
+                "gpu_queue_max_depth": self.gpu_queue.max_depth,
+                "synthesis_blocked_on_queue": self.gpu_queue.producers_waiting,
+                "workers": workers,
+                "partition_workers_busy": sum(1 for w in workers
+                                              if w["kind"] == "synthesis" and w["busy"]),
+                "gpu_workers_busy": sum(1 for w in workers if w["kind"] == "gpu" and w["busy"]),
+                "buffered_partitions": self._buffered,
+                "buffered_partitions_max": self.buffered_max,
+                "buffered_partitions_bound": self.buffered_bound,
+            }
+        out["keys"] = self.srs.status()
+        out["locks"] = {d: {"acquisitions": lk.stats.acquisitions,
+                            "held_ms": round(lk.stats.held_ms, 3),
+                            "wait_ms": round(lk.stats.wait_ms, 3)}
+                        for d, lk in self.device_locks.items()}
+        return out
+
+    @property
+    def buffered_bound(self) -> int:
+        n_dev = max(1, len(self.devices))
+        c = self.config
+        return c.max_gpu_queue_depth + n_dev * c.gpu_workers_per_device + c.partition_workers
+
+    def _job(self, job_id: str) -> _Job:
+        with self._lock:
+            try:
+                return self._jobs[job_id]
+            except KeyError:
+                raise KeyError(f"unknown job {job_id!r}") from None
+
+    def _forget_old_jobs(self) -> None:
+        excess = len(self._jobs) - self.config.keep_jobs
+        if excess <= 0:
+            return
+        for jid in [j.job_id for j in self._jobs.values() if j.finished][:excess]:
+            job = self._jobs.pop(jid)
+            self._by_request.pop(job.request.request_id, None)
+
+    def _timings(self, job: _Job) -> dict[str, float]:
+        t = dict(job.timings)
+        end = job.t_done if job.t_done is not None else self.timeline.now_ms()
+        start_synth = job.t_first_synth if job.t_first_synth is not None else end
+        t["queue_wait_ms"] = start_synth - job.t_submit
+        t["total_ms"] = end - job.t_submit
+        for k in ("srs_load_ms", "synthesis_ms", "gpu_ms"):
+            t.setdefault(k, 0.0)
+        return {k: round(v, 3) for k, v in t.items()}
+
+    def _result(self, job: _Job) -> JobResult:
+        with self._lock:
+            ok = job.state == JobState.COMPLETED
+            return JobResult(
+                job.job_id, job.request.request_id, job.state,
+                proofs=[p for p in job.proofs if p is not None] if ok else [],
+                timings=self._timings(job), error=job.error,
+                public_inputs=[p for p in job.public_inputs if p is not None] if ok else [],
+            )
+
+    # --- scheduling (all under self._lock) ---------------------------------------------------
+
+    def _admit(self) -> None:
+        while self._pending and len(self._active) < self.config.synthesis_concurrency:
+            _, _, jid = heapq.heappop(self._pending)
+            job = self._jobs.get(jid)
+            if job is None or job.finished:
+                continue
+            job.admitted = job.in_slot = True
+            job.state = JobState.RUNNING
+            self._active.append(job)
+
+    def _release_slot(self, job: _Job) -> None:
+        if job.in_slot:
+            job.in_slot = False
+            self._active.remove(job)
+            self._admit()
+            self._sched_cv.notify_all()
+
+    def _next_task(self) -> tuple[_Job, int] | None:
+        with self._sched_cv:
+            while True:
+                if self._stopping:
+                    return None
+                ready = [j for j in self._active if not j.finished and j.next_partition < j.n]
+                if ready:
+                    job = min(ready, key=lambda j: (-int(j.priority), j.seq))
+                    idx = job.next_partition
+                    job.next_partition += 1
+                    job.inflight += 1
+                    return job, idx
+                self._sched_cv.wait()
+
+    def _buffer(self, delta: int) -> None:
+        with self._lock:
+            self._buffered += delta
+            self.buffered_max = max(self.buffered_max, self._buffered)
+
+    def _finish(self, job: _Job, state: JobState, error: str | None) -> bool:
+        """Move a job to a final state once; drop its queued partitions and free its slot."""
+        with self._lock:
+            if job.finished:
+                return False
+            job.state = state
+            job.error = error
+            job.t_done = self.timeline.now_ms()
+            self._release_slot(job)
+            self._sched_cv.notify_all()
+        if state != JobState.COMPLETED:
+            removed = self.gpu_queue.remove_if(lambda it: it.job is job)
+            for it in removed:
+                it.syn = None
+                self._partition_left(job, it)
+            self.gpu_queue.wake()  # producers of this job blocked on a full queue give up
+        self._maybe_release_key(job)
+        if state == JobState.FAILED:
+            log.error("job %s failed: %s", job.job_id, error)
+        job.done.set()
+        return True
+
+    def _partition_left(self, job: _Job, item: _GpuItem | None) -> None:
+        if item is not None and item.buffered:
+            item.buffered = False
+            self._buffer(-1)
+        with self._lock:
+            job.inflight -= 1
+        self._maybe_release_key(job)
+
+    def _maybe_release_key(self, job: _Job) -> None:
+        with self._lock:
+            release = job.key_held and job.finished and job.inflight == 0
+            if release:
+                job.key_held = False
+        if release:
+            self.srs.release(job.request.circuit_id)
+
+    def _ensure_key(self, job: _Job) -> Any:
+        with job.key_lock:
+            if job.pk is None:
+                pk, ms = self.srs.acquire(job.request.circuit_id)
+                with self._lock:
+                    job.pk = pk
+                    job.key_held = True
+                    job.add_time("srs_load_ms", ms)
+            return job.pk
+
+    # --- partition workers ---------------------------------------------------------------------
+
+    def _synthesis_loop(self, w: _Worker) -> None:
+        while True:
+            task = self._next_task()
+            if task is None:
+                return
+            job, idx = task
+            w.job_id, w.partition = job.job_id, idx
+            try:
+                self._synthesize_partition(w, job, idx)
+            except Exception as exc:  # never let a worker die; the job carries the error
+                self._fail(job, idx, "synthesis", exc)
+            finally:
+                w.job_id = w.partition = None
+
+    def _synthesize_partition(self, w: _Worker, job: _Job, idx: int) -> None:
+        item: _GpuItem | None = None
+        handed_over = False
+        try:
+            if job.finished:
+                return
+            pk = self._ensure_key(job)
+            if job.finished:
+                return
+            part = job.request.partitions[idx]
+            t0 = self.timeline.emit("SYNTH_START", job.job_id, partition=idx, worker=w.name)
+            with self._lock:
+                if job.t_first_synth is None:
+                    job.t_first_synth = t0
+            witness = part.witness
+            if witness is None:
+                witness = job.spec.witness_fn(part.inputs, idx)
+            witness = np.ascontiguousarray(witness, dtype=np.uint64)
+            syn = self._phases.synthesize(pk, witness, self._synth_backend)
+            item = _GpuItem(job, idx, syn)
+            self._buffer(+1)
+            t1 = self.timeline.now_ms()
+            self.timeline.emit("SYNTH_END", job.job_id, t_ms=t1, partition=idx, worker=w.name,
+                               ms=t1 - t0)
+            with self._lock:
+                job.add_time("synthesis_ms", t1 - t0)
+                job.synthesized += 1
+                if job.synthesized == job.n:
+                    self._release_slot(job)
+
+            def on_enqueue() -> None:
+                item.t_queued = self.timeline.emit(
+                    "GPU_QUEUE", job.job_id, partition=idx, worker=w.name,
+                    priority=job.priority.name, depth=len(self.gpu_queue._heap) + 1)
+
+            key = (-int(job.priority), job.seq, idx)
+            if self.gpu_queue.put(key, item, abort=lambda: job.finished, on_enqueue=on_enqueue):
+                item, handed_over = None, True  # the GPU side owns it now
+        except QueueClosed:
+            pass
+        finally:
+            if item is None and not handed_over:  # failed before synthesis finished
+                self._partition_left(job, None)
+            elif item is not None:  # synthesized but never queued: drop it here
+                item.syn = None
+                self._partition_left(job, item)
+
+    # --- GPU workers -------------------------------------------------------------------------
+
+    def _gpu_loop(self, w: _Worker) -> None:
+        lock = self.device_locks[w.device]
+        backend = self._backends[w.device]
+        while True:
+            def on_pickup(it: _GpuItem) -> None:
+                # Runs under the queue's lock: touch only the timeline (never self._lock).
+                it.t_picked = self.timeline.emit("GPU_PICKUP", it.job.job_id,
+                                                 partition=it.index, worker=w.name,
+                                                 device=w.device)
+                w.job_id, w.partition = it.job.job_id, it.index
+
+            try:
+                item: _GpuItem = self.gpu_queue.get(on_pickup=on_pickup)
+            except QueueClosed:
+                return
+            try:
+                self._prove_partition(w, item, lock, backend)
+            except Exception as exc:  # never let a worker die; the job carries the error
+                self._fail(item.job, item.index, "proving", exc)
+            finally:
+                item.syn = None
+                self._partition_left(item.job, item)
+                w.job_id = w.partition = None
+
+    def _prove_partition(self, w: _Worker, item: _GpuItem, lock: DeviceLock,
+                         backend: Any) -> None:
+        job, idx, cfg, ph = item.job, item.index, self.config, self._phases
+        job.add_time("gpu_queue_wait_ms", item.t_picked - item.t_queued, self._lock)
+        if job.finished:
+            return
+        pk = job.pk
+        # Kernel region: the only code under the device lock.
+        t_acq = lock.acquire(w.name)
+        self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx, worker=w.name,
+                           device=w.device)
+        try:
+            outputs = ph.kernels(pk, item.syn, backend, not cfg.g2_on_cpu)
+        finally:
+            t_rel = lock.release(w.name, t_acq)
+            self.timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx,
+                               worker=w.name, device=w.device, ms=t_rel - t_acq)
+            self.timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))
+            job.add_time("gpu_ms", t_rel - t_acq, self._lock)
+        if job.finished:
+            return
+        g2 = None
+        if cfg.g2_on_cpu:
+            with self._span("g2", w, job, idx):
+                g2 = ph.g2_msm(pk, item.syn, self._g2_backend)
+        with self._span("assemble", w, job, idx):
+            proof = ph.assemble(pk, outputs, g2, backend)
+            data = ph.encode(proof)
+            pubs = ph.public_inputs(pk, item.syn)
+        if cfg.verify_after_prove:
+            with self._span("verify", w, job, idx):
+                ok = ph.verify(pk, pubs, proof)
+            if not ok:
+                raise VerifyMismatch("verify-after-prove rejected the proof")
+        item.syn = None
+        if item.buffered:
+            item.buffered = False
+            self._buffer(-1)
+        with self._lock:
+            if job.finished:
+                return
+            job.proofs[idx] = data
+            job.public_inputs[idx] = pubs
+            job.proved += 1
+            complete = job.proved == job.n
+        self.timeline.emit("PROOF_DONE", job.job_id, partition=idx, worker=w.name,
+                           device=w.device, ms=self.timeline.now_ms() - job.t_submit)
+        if complete:
+            self._finish(job, JobState.COMPLETED, None)
+
+    def _span(self, kind: str, w: _Worker, job: _Job, idx: int) -> _SpanCtx:
+        return _SpanCtx(self, kind, w, job, idx)
+
+    def _fail(self, job: _Job, idx: int, stage: str, exc: BaseException) -> None:
+        msg = f"partition {idx}: {stage} failed: {type(exc).__name__}: {exc}"
+        log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
+        self._finish(job, JobState.FAILED, msg)
+
+
+class _SpanCtx:
+    def __init__(self, eng: Engine, kind: str, w: _Worker, job: _Job, idx: int) -> None:
+        self.eng, self.kind, self.w, self.job, self.idx = eng, kind, w, job, idx
+
+    def __enter__(self) -> None:
+        self.t0 = self.eng.timeline.now_ms()
+
+    def __exit__(self, *exc: object) -> None:
+        t1 = self.eng.timeline.now_ms()
+        self.eng.timeline.span(Span(self.kind, self.t0, t1, self.w.name, self.w.device,
+                                    self.job.job_id, self.idx))
+        self.job.add_time(f"{self.kind}_ms", t1 - self.t0, self.eng._lock)
+
+
+def _native_ok() -> bool:
+    try:
+        from cuzk.backends.cpu import native_module
+    except ImportError:
+        return False
+    return native_module() is not None
+
+
+def _cuda_device_count() -> int:
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
+def _make_backend(name: str, device: str, threads: int) -> Any:
+    from cuzk.backends import get_backend
+
+    if name == "cpu":
+        from cuzk.backends.cpu import CpuBackend
+
+        return CpuBackend(threads=threads)
+    if name == "cuda" and device.startswith("cuda:"):
+        from cuzk.backends import cuda
+
+        try:
+            return cuda.CudaBackend(device=int(device.split(":")[1]))
+        except TypeError:  # a backend without per-device instances
+            return get_backend("cuda")
+    return get_backend(name)

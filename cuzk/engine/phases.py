@@ -1,0 +1,72 @@
+"""The prover phases the engine schedules, bound in one place.
+
+The engine calls these five steps of one partition proof; `ProverPhases` maps them onto
+cuzk.groth16 (prover, verifier) and cuzk.formats (proof encoding). Tests may pass another
+object with the same methods to study scheduling without the arithmetic.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Protocol
+
+import numpy as np
+
+from cuzk.groth16.keys import ProvingKey
+
+
+class Phases(Protocol):
+    def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any) -> Any: ...
+
+    def kernels(self, pk: ProvingKey, syn: Any, backend: Any, g2: bool) -> Any: ...
+
+    def g2_msm(self, pk: ProvingKey, syn: Any, backend: Any) -> Any: ...
+
+    def assemble(self, pk: ProvingKey, outputs: Any, g2: Any, backend: Any) -> Any: ...
+
+    def encode(self, proof: Any) -> bytes: ...
+
+    def verify(self, pk: ProvingKey, public_inputs: list[int], proof: Any) -> bool: ...
+
+    def public_inputs(self, pk: ProvingKey, syn: Any) -> list[int]: ...
+
+
+class ProverPhases:
+    """The real Groth16 phases (cuzk.groth16.prover)."""
+
+    def __init__(self, check_witness: bool = True) -> None:
+        from cuzk.groth16 import prover
+
+        self._p = prover
+        self.check_witness = check_witness
+
+    def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any) -> Any:
+        return self._p.synthesize(pk, witness, backend, check=self.check_witness)
+
+    def kernels(self, pk: ProvingKey, syn: Any, backend: Any, g2: bool) -> Any:
+        return self._p.kernels(pk, syn, backend, g2=g2)
+
+    def g2_msm(self, pk: ProvingKey, syn: Any, backend: Any) -> Any:
+        return self._p.g2_msm(pk, syn, backend)
+
+    def assemble(self, pk: ProvingKey, outputs: Any, g2: Any, backend: Any) -> Any:
+        r = secrets.randbelow(pk.curve.r)  # fresh blinding for every proof
+        s = secrets.randbelow(pk.curve.r)
+        if g2 is not None:
+            outputs.b_g2 = g2
+        return self._p.assemble(pk, outputs, r, s, backend)
+
+    def encode(self, proof: Any) -> bytes:
+        from cuzk.formats.proof_bytes import encode_proof
+
+        return encode_proof(proof)
+
+    def verify(self, pk: ProvingKey, public_inputs: list[int], proof: Any) -> bool:
+        from cuzk.groth16.verifier import verify
+
+        return bool(verify(pk.vk, public_inputs, proof))
+
+    def public_inputs(self, pk: ProvingKey, syn: Any) -> list[int]:
+        from cuzk.layout import fr_to_ints
+
+        return fr_to_ints(np.asarray(syn.witness[1 : 1 + pk.n_public]))
