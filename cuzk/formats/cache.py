@@ -1,0 +1,306 @@
+"""The native key cache: a proving key in our array layout, memory-mapped on load.
+
+File: 8-byte magic b"CUZKKEY\\0", u32 version, u32 0, u64 header length, a JSON header (curve,
+sizes, convention, meta, and per array its offset, dtype and shape), then the raw arrays,
+each starting on a 64-byte boundary. Loading maps the file once and hands out read-only numpy
+views, so a daemon restart costs a page-in, not a parse of a multi-GB params file.
+
+`load_proving_key(path)` reads any key file (zkey, bellman params or a cache file) and keeps
+a cache copy under CUZK_CACHE_DIR (default ~/.cache/cuzk), keyed by the source's path, size
+and mtime, so the next load of the same file is a map.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import mmap as _mmap
+import os
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuzk.circuits.r1cs import CSR, R1CS
+from cuzk.curves import Curve, get_curve
+from cuzk.formats.binfile import PathLike
+from cuzk.formats.errors import FormatError
+from cuzk.groth16.keys import ProvingKey, VerifyingKey
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"CUZKKEY\0"
+VERSION = 1
+ALIGN = 64
+_PREFIX = struct.Struct("<8sIIQ")
+
+_PK_ARRAYS = (
+    "alpha_g1", "beta_g1", "beta_g2", "delta_g1", "delta_g2",
+    "a_g1", "b_g1", "b_g2", "l_g1", "h_g1",
+)  # fmt: skip
+_VK_ARRAYS = ("alpha_g1", "beta_g2", "gamma_g2", "delta_g2", "ic")
+
+
+def _json_safe(obj: Any) -> Any:
+    """meta/labels entries that survive JSON; arrays and other objects are dropped."""
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items() if _is_plain(v)}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj if _is_plain(v)]
+    return obj
+
+
+def _is_plain(v: Any) -> bool:
+    if isinstance(v, dict | list | tuple):
+        return True
+    return v is None or isinstance(v, str | int | float | bool)
+
+
+def _collect(pk: ProvingKey) -> tuple[dict, dict[str, np.ndarray]]:
+    arrays: dict[str, np.ndarray] = {k: np.asarray(getattr(pk, k)) for k in _PK_ARRAYS}
+    arrays.update({f"vk.{k}": np.asarray(getattr(pk.vk, k)) for k in _VK_ARRAYS})
+    r1cs_info = None
+    if pk.r1cs is not None:
+        r = pk.r1cs
+        r1cs_info = {
+            "n_vars": r.n_vars,
+            "n_public": r.n_public,
+            "n_constraints": r.n_constraints,
+            "n_cols": {m: getattr(r, m).n_cols for m in "abc"},
+            "labels": _json_safe(r.labels),
+        }
+        for m in "abc":
+            csr = getattr(r, m)
+            arrays[f"r1cs.{m}.indptr"] = np.asarray(csr.indptr, dtype=np.int64)
+            arrays[f"r1cs.{m}.indices"] = np.asarray(csr.indices, dtype=np.int64)
+            arrays[f"r1cs.{m}.values"] = np.asarray(csr.values, dtype=np.uint64)
+    header = {
+        "format": "cuzk-key-cache",
+        "version": VERSION,
+        "curve": pk.curve.name,
+        "n_vars": pk.n_vars,
+        "n_public": pk.n_public,
+        "domain_size": pk.domain_size,
+        "h_convention": pk.h_convention,
+        "meta": _json_safe(pk.meta),
+        "r1cs": r1cs_info,
+    }
+    return header, arrays
+
+
+def save_key_cache(pk: ProvingKey, path: PathLike) -> None:
+    """Write `pk` as a cache file (atomically: a reader never sees half a file)."""
+    header, arrays = _collect(pk)
+    layout: dict[str, dict] = {}
+    # Offsets depend on the header length, which depends on the offsets' digits: lay out
+    # with a generous header reservation, then pad the real header to it.
+    reserve = 4096 + 160 * len(arrays)
+    offset = _round_up(_PREFIX.size + reserve)
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        dt = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
+        layout[name] = {"offset": offset, "dtype": dt.str, "shape": list(a.shape)}
+        offset = _round_up(offset + a.nbytes)
+    header["arrays"] = layout
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    if len(blob) > reserve:
+        raise ValueError("key cache header larger than its reservation (meta too large?)")
+    blob = blob.ljust(reserve, b" ")
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_PREFIX.pack(MAGIC, VERSION, 0, len(blob)))
+            f.write(blob)
+            for name, arr in arrays.items():
+                f.seek(layout[name]["offset"])
+                f.write(np.ascontiguousarray(arr, dtype=np.dtype(layout[name]["dtype"])))
+            f.truncate(offset)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _round_up(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def is_key_cache(path: PathLike) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == MAGIC
+    except OSError:
+        return False
+
+
+def load_key_cache(path: PathLike, mmap: bool = True) -> ProvingKey:
+    """A cache file -> ProvingKey whose arrays are read-only views of the mapped file
+    (or private in-memory copies with mmap=False)."""
+    name = str(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < _PREFIX.size:
+                raise FormatError(name, f"file too short ({size} bytes) for a key cache")
+            buf: Any = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ) if mmap else f.read()
+    except OSError as exc:
+        raise FormatError(name, f"cannot open: {exc.strerror or exc}") from None
+    magic, version, _, hlen = _PREFIX.unpack_from(buf, 0)
+    if magic != MAGIC:
+        raise FormatError(name, f"not a cuzk key cache (magic {magic!r})")
+    if version != VERSION:
+        raise FormatError(name, f"key cache version {version}, this build reads {VERSION}")
+    if _PREFIX.size + hlen > size:
+        raise FormatError(name, "truncated: header cut off", "header")
+    try:
+        header = json.loads(bytes(buf[_PREFIX.size : _PREFIX.size + hlen]))
+        layout = header["arrays"]
+        curve = get_curve(header["curve"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FormatError(name, f"unreadable header: {exc}", "header") from None
+
+    def arr(key: str) -> np.ndarray:
+        try:
+            spec = layout[key]
+            dt = np.dtype(spec["dtype"])
+            shape = tuple(int(s) for s in spec["shape"])
+            off = int(spec["offset"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FormatError(name, f"bad or missing array entry: {exc}", key) from None
+        count = int(np.prod(shape, dtype=np.int64))
+        if off < 0 or off + count * dt.itemsize > size:
+            raise FormatError(name, "truncated: array runs past the end of the file", key)
+        return np.frombuffer(buf, dtype=dt, count=count, offset=off).reshape(shape)
+
+    try:
+        vk = VerifyingKey(curve, *(arr(f"vk.{k}") for k in _VK_ARRAYS))
+        r1cs = _load_r1cs(header.get("r1cs"), curve, arr)
+        pk = ProvingKey(
+            curve=curve,
+            n_vars=int(header["n_vars"]),
+            n_public=int(header["n_public"]),
+            domain_size=int(header["domain_size"]),
+            **{k: arr(k) for k in _PK_ARRAYS},
+            h_convention=header["h_convention"],
+            vk=vk,
+            r1cs=r1cs,
+            meta=dict(header.get("meta") or {}),
+        )
+    except (KeyError, TypeError) as exc:
+        raise FormatError(name, f"header misses {exc}", "header") from None
+    _check_shapes(pk, name)
+    pk.meta["cache_path"] = name
+    return pk
+
+
+def _load_r1cs(info: dict | None, curve: Curve, arr: Any) -> R1CS | None:
+    if not info:
+        return None
+    mats = {
+        m: CSR(
+            indptr=arr(f"r1cs.{m}.indptr"),
+            indices=arr(f"r1cs.{m}.indices"),
+            values=arr(f"r1cs.{m}.values"),
+            n_cols=int(info["n_cols"][m]),
+        )
+        for m in "abc"
+    }
+    return R1CS(
+        curve=curve,
+        n_vars=int(info["n_vars"]),
+        n_public=int(info["n_public"]),
+        a=mats["a"],
+        b=mats["b"],
+        c=mats["c"],
+        n_constraints=int(info["n_constraints"]),
+        labels=dict(info.get("labels") or {}),
+    )
+
+
+def _check_shapes(pk: ProvingKey, name: str) -> None:
+    L = pk.curve.limbs
+    g1, g2 = (2, L), (2, 2, L)
+    want = {
+        "alpha_g1": g1, "beta_g1": g1, "delta_g1": g1, "beta_g2": g2, "delta_g2": g2,
+        "a_g1": (pk.n_vars, *g1), "b_g1": (pk.n_vars, *g1), "b_g2": (pk.n_vars, *g2),
+        "l_g1": (pk.n_vars - pk.n_public - 1, *g1),
+        "h_g1": (pk.domain_size - (1 if pk.h_convention == "bellman" else 0), *g1),
+    }  # fmt: skip
+    for k, shape in want.items():
+        if tuple(getattr(pk, k).shape) != shape:
+            raise FormatError(name, f"shape {getattr(pk, k).shape}, expected {shape}", k)
+    if tuple(pk.vk.ic.shape) != (pk.n_public + 1, *g1):
+        raise FormatError(name, f"shape {pk.vk.ic.shape}, expected {(pk.n_public + 1, *g1)}", "vk.ic")
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("CUZK_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "cuzk"
+
+
+def _sniff(path: PathLike) -> str:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as exc:
+        raise FormatError(str(path), f"cannot open: {exc.strerror or exc}") from None
+    if head == MAGIC:
+        return "cache"
+    if head[:4] == b"zkey":
+        return "zkey"
+    return "bellman"
+
+
+def load_proving_key(
+    path: PathLike,
+    curve: Curve | str | None = None,
+    density: Any = None,
+    cache: bool = True,
+    cache_dir: PathLike | None = None,
+) -> ProvingKey:
+    """Any proving key file -> ProvingKey, parsed once and memory-mapped from then on.
+
+    zkey files carry their curve; bellman params do not (`curve` defaults to BLS12-381,
+    Filecoin's) and may need `density` (see `bellman.read_bellman_params`).
+    """
+    from cuzk.formats.bellman import bellman_density, read_bellman_params
+    from cuzk.formats.zkey import read_zkey
+
+    kind = _sniff(path)
+    if kind == "cache":
+        return load_key_cache(path)
+
+    def parse() -> ProvingKey:
+        if kind == "zkey":
+            return read_zkey(path)
+        return read_bellman_params(path, curve or "bls12_381", density)
+
+    if not cache:
+        return parse()
+    src = Path(path).resolve()
+    st = src.stat()
+    h = hashlib.sha256(f"{src}|{st.st_size}|{st.st_mtime_ns}|{VERSION}|{kind}".encode())
+    if kind == "bellman":
+        h.update(get_curve(curve or "bls12_381").name.encode())
+        if density is not None:
+            for m in bellman_density(density) if not isinstance(density, tuple) else density:
+                h.update(np.packbits(np.asarray(m, dtype=bool)).tobytes())
+    cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    target = cdir / f"{src.stem}-{h.hexdigest()[:20]}.cuzkkey"
+    if target.exists():
+        try:
+            return load_key_cache(target)
+        except FormatError as exc:
+            log.warning("rebuilding unreadable key cache %s: %s", target, exc)
+    pk = parse()
+    try:
+        cdir.mkdir(parents=True, exist_ok=True)
+        save_key_cache(pk, target)
+    except OSError as exc:
+        log.warning("cannot write key cache %s: %s", target, exc)
+        return pk
+    return load_key_cache(target)
