@@ -7,7 +7,6 @@ object with the same methods to study scheduling without the arithmetic.
 
 from __future__ import annotations
 
-import secrets
 from typing import Any, Protocol
 
 import numpy as np
@@ -50,11 +49,9 @@ class ProverPhases:
         return self._p.g2_msm(pk, syn, backend)
 
     def assemble(self, pk: ProvingKey, outputs: Any, g2: Any, backend: Any) -> Any:
-        r = secrets.randbelow(pk.curve.r)  # fresh blinding for every proof
-        s = secrets.randbelow(pk.curve.r)
-        if g2 is not None:
-            outputs.b_g2 = g2
-        return self._p.assemble(pk, outputs, r, s, backend)
+        # Fresh blinding r, s for every proof.
+        r, s = self._p.random_scalar(pk.curve.r), self._p.random_scalar(pk.curve.r)
+        return self._p.assemble(pk, outputs, r, s, backend, b_g2=g2)
 
     def encode(self, proof: Any) -> bytes:
         from cuzk.formats.proof_bytes import encode_proof
