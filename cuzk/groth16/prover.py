@@ -1,0 +1,169 @@
+"""The Groth16 prover, split into the phases of DESIGN §1 so the engine can hold a per-device
+lock over the kernel region only:
+
+    synthesize (CPU) → kernels (h and the G1 MSMs: the GPU region) → g2_msm (CPU, concurrent)
+    → assemble (a few small MSMs with r, s)
+
+`prove` runs them in order.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuzk.backends import get_backend
+from cuzk.backends.base import Backend
+from cuzk.circuits.r1cs import R1CS
+from cuzk.groth16 import qap
+from cuzk.groth16.keys import Proof, ProvingKey
+from cuzk.layout import fr_from_ints
+
+
+@dataclass
+class Synthesized:
+    """Evaluations of A·w, B·w, C·w on the domain (padded with zeros) and the witness."""
+
+    a: np.ndarray  # (domain_size, 4)
+    b: np.ndarray
+    c: np.ndarray
+    witness: np.ndarray  # (n_vars, 4)
+
+
+@dataclass
+class KernelOutputs:
+    h: np.ndarray  # (len(pk.h_g1), 4): the scalars of the H query
+    a_g1: np.ndarray  # Σ w_i·A_i  (2, L)
+    b_g1: np.ndarray  # Σ w_i·B_i in G1
+    b_g2: np.ndarray | None  # Σ w_i·B_i in G2 (None when computed separately by g2_msm)
+    l_g1: np.ndarray  # Σ w_priv·L
+    h_g1: np.ndarray  # Σ h_i·H_i
+
+
+def _backend(backend: Backend | str | None) -> Backend:
+    if backend is None or isinstance(backend, str):
+        return get_backend(backend or "auto")
+    return backend
+
+
+def synthesize(
+    pk: ProvingKey,
+    witness: np.ndarray | Sequence[int],
+    backend: Backend | str | None = None,
+    check: bool = True,
+    r1cs: R1CS | None = None,
+) -> Synthesized:
+    """Constraint evaluation (and, with check, the satisfiability check) for one witness.
+
+    `r1cs` (full A, B, C) is used for the check when the key lacks C, as snarkjs zkeys do;
+    without it such a key can only be checked by verifying the proof afterwards.
+    """
+    be = _backend(backend)
+    if pk.r1cs is None:
+        raise ValueError("proving key has no constraint matrices")
+    w = qap.witness_array(pk.curve, witness)
+    if w.shape != (pk.n_vars, 4):
+        raise ValueError(f"witness has {w.shape[0]} values, the key expects {pk.n_vars}")
+    if int.from_bytes(w[0].tobytes(), "little") != 1:
+        raise ValueError("witness[0] must be 1 (the constant-one wire)")
+    key_r1cs = qap.with_public_rows(pk.r1cs)
+    a, b, c = qap.evaluate(key_r1cs, w, be, pk.domain_size)
+    if c is None:
+        # zkeys carry only A and B: c = a∘b is what a satisfying witness gives.
+        c = qap.fr_mul_arrays(pk.curve, a, b)
+    if check:
+        if key_r1cs.c.nnz:
+            qap.check_satisfied(key_r1cs, a, b, c)
+        elif r1cs is not None:
+            full = qap.with_public_rows(r1cs)
+            fa, fb, fc = qap.evaluate(full, w, be, pk.domain_size)
+            if fc is None:
+                fc = np.zeros_like(fa)
+            qap.check_satisfied(full, fa, fb, fc)
+    return Synthesized(a=a, b=b, c=c, witness=w)
+
+
+def kernels(
+    pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None, g2: bool = True
+) -> KernelOutputs:
+    """h and the G1 MSMs (plus the G2 MSM when g2): the part worth a GPU."""
+    be = _backend(backend)
+    curve = pk.curve
+    h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
+    w = syn.witness
+    return KernelOutputs(
+        h=h,
+        a_g1=be.g1_msm(curve, pk.a_g1, w),
+        b_g1=be.g1_msm(curve, pk.b_g1, w),
+        b_g2=be.g2_msm(curve, pk.b_g2, w) if g2 else None,
+        l_g1=be.g1_msm(curve, pk.l_g1, np.ascontiguousarray(w[pk.n_public + 1 :])),
+        h_g1=be.g1_msm(curve, pk.h_g1, h),
+    )
+
+
+def g2_msm(pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None) -> np.ndarray:
+    """Σ w_i·B_i in G2, separate so it can run on the CPU beside the GPU kernels."""
+    return _backend(backend).g2_msm(pk.curve, pk.b_g2, syn.witness)
+
+
+def assemble(
+    pk: ProvingKey,
+    outputs: KernelOutputs,
+    r: int,
+    s: int,
+    backend: Backend | str | None = None,
+    b_g2: np.ndarray | None = None,
+) -> Proof:
+    """A = α + ΣA + rδ, B = β + ΣB + sδ, C = ΣL + ΣH + s·A + r·B₁ − rs·δ, each one small MSM."""
+    be = _backend(backend)
+    curve = pk.curve
+    fr = curve.r
+    r, s = r % fr, s % fr
+    b2 = outputs.b_g2 if b_g2 is None else b_g2
+    if b2 is None:
+        raise ValueError("the G2 sum is missing: pass b_g2= or run kernels with g2=True")
+
+    def g1(points: list[np.ndarray], ks: list[int]) -> np.ndarray:
+        return be.g1_msm(curve, np.ascontiguousarray(np.stack(points)), fr_from_ints(curve, ks))
+
+    a = g1([pk.alpha_g1, outputs.a_g1, pk.delta_g1], [1, 1, r])
+    b1 = g1([pk.beta_g1, outputs.b_g1, pk.delta_g1], [1, 1, s])
+    b = be.g2_msm(
+        curve, np.ascontiguousarray(np.stack([pk.beta_g2, b2, pk.delta_g2])), fr_from_ints(curve, [1, 1, s])
+    )
+    c = g1(
+        [outputs.l_g1, outputs.h_g1, a, b1, pk.delta_g1],
+        [1, 1, s, r, -r * s],
+    )
+    return Proof(curve=curve, a=a, b=b, c=c)
+
+
+def random_scalar(fr: int) -> int:
+    """A uniformly random non-zero Fr element from the OS's secure source."""
+    return 1 + secrets.randbelow(fr - 1)
+
+
+def prove(
+    pk: ProvingKey,
+    witness: np.ndarray | Sequence[int],
+    r: int | None = None,
+    s: int | None = None,
+    backend: Backend | str | None = None,
+    check: bool = True,
+    r1cs: R1CS | None = None,
+) -> Proof:
+    """A Groth16 proof; fresh random r, s unless given (tests pass them to compare backends)."""
+    be = _backend(backend)
+    syn = synthesize(pk, witness, be, check=check, r1cs=r1cs)
+    out = kernels(pk, syn, be)
+    fr = pk.curve.r
+    return assemble(
+        pk,
+        out,
+        random_scalar(fr) if r is None else r,
+        random_scalar(fr) if s is None else s,
+        be,
+    )
