@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -254,19 +253,27 @@ class SyntheticCircuit:
     def proving_key(self, convention: str = "snarkjs", cache_dir: str | Path | None = None,
                     setup_seed: str = "cuzk-synthetic", backend: Any = None) -> Any:
         """The development-setup key (NOT for production), generated once per size and
-        convention and kept in `cache_dir` (default $CUZK_KEY_CACHE or ~/.cache/cuzk/keys)."""
+        convention and kept in the formats key cache under `cache_dir` (default
+        <CUZK_CACHE_DIR or ~/.cache/cuzk>/synthetic)."""
+        from cuzk.formats.cache import default_cache_dir, load_key_cache, save_key_cache
+        from cuzk.formats.errors import FormatError
         from cuzk.groth16.setup import setup
 
         key = (convention, setup_seed)
         if key in self._cache:
             return self._cache[key]
-        d = Path(cache_dir or os.environ.get("CUZK_KEY_CACHE") or
-                 Path.home() / ".cache" / "cuzk" / "keys")
-        path = d / self.cache_name(convention, setup_seed)
-        pk = _load_key(path, self.r1cs) if path.exists() else None
+        d = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "synthetic"
+        path = d / f"{self.cache_name(convention, setup_seed)}.cuzkkey"
+        pk = None
+        if path.exists():
+            try:
+                pk = load_key_cache(path)  # memory-mapped
+            except FormatError:
+                pk = None  # unreadable: make it again
         if pk is None:
             pk = setup(self.r1cs, setup_seed, convention=convention, backend=backend)
-            _save_key(path, pk)
+            d.mkdir(parents=True, exist_ok=True)
+            save_key_cache(pk, path)
         self._cache[key] = pk
         return pk
 
@@ -343,47 +350,3 @@ def _mul128(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     for k in range(4):
         out[..., k] = digits[2 * k] | (digits[2 * k + 1] << np.uint64(32))
     return out
-
-
-# --- key cache ---------------------------------------------------------------------------------
-# One directory per key: the point arrays as .npy (memory-mapped when loaded) and the scalars
-# in meta.json. The circuit's matrices are not stored: they are rebuilt from the size.
-
-_ARRAYS = ("alpha_g1", "beta_g1", "beta_g2", "delta_g1", "delta_g2", "a_g1", "b_g1", "b_g2",
-           "l_g1", "h_g1")
-_VK_ARRAYS = ("alpha_g1", "beta_g2", "gamma_g2", "delta_g2", "ic")
-
-
-def _save_key(path: Path, pk: Any) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.mkdir(parents=True, exist_ok=True)
-    for name in _ARRAYS:
-        np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(pk, name)))
-    for name in _VK_ARRAYS:
-        np.save(tmp / f"vk_{name}.npy", np.ascontiguousarray(getattr(pk.vk, name)))
-    meta = {"curve": pk.curve.name, "n_vars": pk.n_vars, "n_public": pk.n_public,
-            "domain_size": pk.domain_size, "h_convention": pk.h_convention}
-    (tmp / "meta.json").write_text(json.dumps(meta))
-    try:
-        tmp.rename(path)
-    except OSError:  # another process cached it first
-        for f in tmp.iterdir():
-            f.unlink()
-        tmp.rmdir()
-
-
-def _load_key(path: Path, r1cs: R1CS) -> Any:
-    from cuzk.groth16.keys import ProvingKey, VerifyingKey
-    from cuzk.groth16.qap import with_public_rows
-
-    try:
-        meta = json.loads((path / "meta.json").read_text())
-        arr = {n: np.load(path / f"{n}.npy", mmap_mode="r") for n in _ARRAYS}
-        vka = {n: np.load(path / f"vk_{n}.npy", mmap_mode="r") for n in _VK_ARRAYS}
-    except (OSError, ValueError):
-        return None
-    curve = get_curve(meta["curve"])
-    vk = VerifyingKey(curve=curve, **vka)
-    return ProvingKey(curve=curve, n_vars=meta["n_vars"], n_public=meta["n_public"],
-                      domain_size=meta["domain_size"], h_convention=meta["h_convention"],
-                      vk=vk, r1cs=with_public_rows(r1cs), meta={"cache": str(path)}, **arr)

@@ -415,6 +415,8 @@ class Engine:
                     idx = job.next_partition
                     job.next_partition += 1
                     job.inflight += 1
+                    if job.t_first_synth is None:
+                        job.t_first_synth = self.timeline.now_ms()
                     return job, idx
                 self._sched_cv.wait()
 
@@ -498,9 +500,6 @@ class Engine:
                 return
             part = job.request.partitions[idx]
             t0 = self.timeline.emit("SYNTH_START", job.job_id, partition=idx, worker=w.name)
-            with self._lock:
-                if job.t_first_synth is None:
-                    job.t_first_synth = t0
             witness = part.witness
             if witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
@@ -520,7 +519,7 @@ class Engine:
             def on_enqueue() -> None:
                 item.t_queued = self.timeline.emit(
                     "GPU_QUEUE", job.job_id, partition=idx, worker=w.name,
-                    priority=job.priority.name, depth=len(self.gpu_queue._heap) + 1)
+                    priority=job.priority.name, depth=len(self.gpu_queue._heap))
 
             key = (-int(job.priority), job.seq, idx)
             if self.gpu_queue.put(key, item, abort=lambda: job.finished, on_enqueue=on_enqueue):

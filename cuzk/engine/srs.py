@@ -38,10 +38,10 @@ _POINT_FIELDS = ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1")
 
 
 def load_key_path(path: str | Path) -> ProvingKey:
-    """Load a key file memory-mapped (WARM) through the formats package's key cache."""
-    from cuzk.formats import keycache  # the formats helper's module
+    """Load a key file (zkey, bellman params or cache file) memory-mapped: the WARM tier."""
+    from cuzk.formats.cache import load_proving_key
 
-    return keycache.load(path, mmap=True)
+    return load_proving_key(path)
 
 
 def _file_backed(arr: np.ndarray) -> bool:
