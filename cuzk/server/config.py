@@ -159,7 +159,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "tls_key": (_str, ""),
         "allow_insecure_remote": (_bool, False),
         "max_message_bytes": (parse_size, 256 * 2**20),
-        "grpc_threads": (_int(2, 1024), 16),
+        "grpc_threads": (_int(4, 4096), 64),
         "max_pending_jobs": (_int(1), 1024),
         "shutdown_grace_s": (parse_duration, 30.0),
     },

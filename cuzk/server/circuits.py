@@ -1,0 +1,137 @@
+"""Circuits the daemon serves, built from `[srs.circuits.<id>]` config tables.
+
+A table names where the proving key comes from and, optionally, how many partitions a job of
+this circuit must have:
+
+    [srs.circuits.porep-mini]
+    synthetic = { curve = "bls12_381", constraints = 1024 }   # dev-setup key + witness generator
+    partitions = 10            # optional: jobs with another count are rejected
+
+    [srs.circuits.my-circuit]
+    key = "/path/to/key"       # a key-cache file; jobs send witnesses
+    # zkey = "/path/to/circuit_final.zkey"   # or a snarkjs key
+
+The key is wrapped in a loader that records the circuit's curve and variable count once it is
+loaded, so the daemon can check witnesses before they reach the engine.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cuzk.engine.types import CircuitSpec
+from cuzk.groth16.keys import ProvingKey
+
+_TABLE_KEYS = {"synthetic", "key", "zkey", "partitions", "description"}
+
+
+class CircuitConfigError(ValueError):
+    pass
+
+
+@dataclass
+class CircuitInfo:
+    circuit_id: str
+    spec: CircuitSpec
+    partitions: int | None = None  # required partition count, if the circuit fixes one
+    takes_inputs: bool = False  # has a witness generator (jobs may send inputs)
+    curve: Any = None  # cuzk.curves.Curve, once the key has been seen
+    n_vars: int | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def learn(self, pk: ProvingKey) -> ProvingKey:
+        with self._lock:
+            self.curve, self.n_vars = pk.curve, pk.n_vars
+        return pk
+
+
+def _load_key_file(path: Path, kind: str) -> ProvingKey:
+    if kind == "zkey":
+        from cuzk.formats import zkey
+
+        return zkey.read_zkey(path)
+    from cuzk.engine.srs import load_key_path
+
+    return load_key_path(path)
+
+
+_SYNTHETIC_KEYS = {"curve", "constraints", "log2", "n_public", "mults", "convention",
+                   "setup_seed", "cache_dir"}
+
+
+def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
+    """`synthetic = { curve, constraints | log2, n_public, mults, convention, setup_seed,
+    cache_dir }` → a cuzk.circuits.synthetic circuit whose jobs send a seed per partition."""
+    from cuzk.circuits import synthetic
+
+    unknown = set(params) - _SYNTHETIC_KEYS
+    if unknown:
+        raise CircuitConfigError(
+            f"{where} synthetic: unknown key(s) {sorted(unknown)} (known: {sorted(_SYNTHETIC_KEYS)})"
+        )
+    if ("constraints" in params) == ("log2" in params):
+        raise CircuitConfigError(f"{where} synthetic = {params!r}: give constraints or log2 (one)")
+    kw = {k: params[k] for k in ("n_public", "mults") if k in params}
+    curve = params.get("curve", "bls12_381")
+    try:
+        if "log2" in params:
+            circ = synthetic.for_domain(curve, int(params["log2"]), **kw)
+        else:
+            circ = synthetic.SyntheticCircuit(curve, int(params["constraints"]), **kw)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CircuitConfigError(f"{where} synthetic = {params!r}: {exc}") from None
+    convention = params.get("convention", "snarkjs")
+    if convention not in ("snarkjs", "bellman"):
+        raise CircuitConfigError(f"{where} synthetic convention = {convention!r}: 'snarkjs' or 'bellman'")
+    cache = params.get("cache_dir")
+    return circ.circuit_spec(
+        convention=convention,
+        cache_dir=Path(cache).expanduser() if cache else None,
+        setup_seed=str(params.get("setup_seed", "cuzk-synthetic")),
+    )
+
+
+def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
+    where = f"[srs.circuits.{circuit_id}]"
+    unknown = set(table) - _TABLE_KEYS
+    if unknown:
+        raise CircuitConfigError(
+            f"{where} unknown key(s) {sorted(unknown)} (known: {sorted(_TABLE_KEYS)})"
+        )
+    sources = [k for k in ("synthetic", "key", "zkey") if k in table]
+    if len(sources) != 1:
+        raise CircuitConfigError(
+            f"{where} needs exactly one of synthetic / key / zkey, got {sources or 'none'}"
+        )
+    parts = table.get("partitions")
+    if parts is not None and (not isinstance(parts, int) or isinstance(parts, bool) or parts < 1):
+        raise CircuitConfigError(f"{where} partitions = {parts!r}: expected an integer >= 1")
+
+    kind = sources[0]
+    if kind == "synthetic":
+        params = table["synthetic"]
+        if not isinstance(params, dict):
+            raise CircuitConfigError(f"{where} synthetic = {params!r}: expected a table")
+        spec = _synthetic_spec(where, params)
+        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
+    else:
+        path = Path(str(table[kind])).expanduser()
+        if not path.exists():
+            raise CircuitConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
+        info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts)
+        spec = info.spec
+
+    # Wrap the key source so the daemon learns the curve and n_vars when it loads.
+    src = spec.key
+    if isinstance(src, ProvingKey):
+        info.learn(src)
+    elif callable(src):
+        spec.key = lambda: info.learn(src())
+    else:
+        p = Path(src)
+        spec.key = lambda: info.learn(_load_key_file(p, kind))
+    spec.description = str(table.get("description", spec.description or kind))
+    return info

@@ -1,0 +1,230 @@
+"""Python client for the cuzk daemon (cuzk.v1.ProvingEngine).
+
+    from cuzk.server.client import Client
+    with Client("127.0.0.1:9820") as c:
+        job = c.submit("porep-mini", [{"seed": 1}, {"seed": 2}], request_id="sector-42")
+        res = c.await_proof(job.job_id)        # waits; survives a daemon restart
+        assert res.ok, res.error
+
+Partitions are given as a numpy witness (n_vars, 4) uint64 canonical Fr, raw bytes (circuit
+inputs), a dict (inputs as JSON), an int (a seed, as {"seed": n}), or a PartitionInput message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+from google.protobuf.json_format import MessageToDict
+
+from cuzk.server.proto import pb, rpc
+
+DEFAULT_ADDRESS = "127.0.0.1:9820"
+PRIORITIES = {"low": pb.LOW, "normal": pb.NORMAL, "high": pb.HIGH, "critical": pb.CRITICAL}
+_STATUS = {v: k for k, v in pb.AwaitProofResponse.Status.items()}
+
+
+class ClientError(RuntimeError):
+    """The daemon refused a call: `code` is the gRPC status, the message says what to fix."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Submitted:
+    job_id: str
+    duplicate: bool
+    queue_position: int
+    state: str
+
+
+@dataclass
+class ProofResult:
+    job_id: str
+    status: str  # COMPLETED, FAILED, CANCELLED, TIMEOUT, UNKNOWN
+    proofs: list[bytes]
+    error: str
+    request_id: str = ""
+    circuit_id: str = ""
+    timings: dict[str, int] = field(default_factory=dict)
+    partition_timings: list[dict[str, int]] = field(default_factory=list)
+    public_inputs: list[list[int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "COMPLETED"
+
+    @classmethod
+    def from_message(cls, m: pb.AwaitProofResponse) -> ProofResult:
+        return cls(
+            job_id=m.job_id, status=_STATUS.get(m.status, "UNKNOWN"), proofs=list(m.proofs),
+            error=m.error_message, request_id=m.request_id, circuit_id=m.circuit_id,
+            timings={"queue_wait_ms": m.queue_wait_ms, "srs_load_ms": m.srs_load_ms,
+                     "synthesis_ms": m.synthesis_ms, "gpu_ms": m.gpu_compute_ms,
+                     "total_ms": m.total_ms},
+            partition_timings=[{"partition": p.partition, "synthesis_ms": p.synthesis_ms,
+                                "gpu_ms": p.gpu_ms} for p in m.partition_timings],
+            public_inputs=[[int(v) for v in p.values] for p in m.public_inputs],
+        )
+
+
+def partition_message(p: Any) -> pb.PartitionInput:
+    if isinstance(p, pb.PartitionInput):
+        return p
+    if isinstance(p, np.ndarray):
+        w = np.ascontiguousarray(p, dtype="<u8")
+        if w.ndim != 2 or w.shape[1] != 4:
+            raise ValueError(f"a witness is an (n_vars, 4) uint64 array, got shape {p.shape}")
+        return pb.PartitionInput(witness=w.tobytes())
+    if isinstance(p, bytes | bytearray):
+        return pb.PartitionInput(inputs=bytes(p))
+    if isinstance(p, dict):
+        return pb.PartitionInput(inputs_json=json.dumps(p))
+    if isinstance(p, int) and not isinstance(p, bool):
+        return pb.PartitionInput(inputs_json=json.dumps({"seed": p}))
+    raise TypeError(f"cannot send a partition of type {type(p).__name__}")
+
+
+class Client:
+    def __init__(
+        self,
+        address: str | None = None,
+        token: str | None = None,
+        tls_ca: str | None = None,
+        max_message_bytes: int = 256 * 2**20,
+        retry_unavailable_s: float = 30.0,
+    ) -> None:
+        """`address` "host:port" or "unix:/path" (default $CUZK_ADDRESS or 127.0.0.1:9820);
+        `token` the bearer token (default $CUZK_TOKEN); `tls_ca` a PEM file to trust for TLS.
+        Calls retry for `retry_unavailable_s` while the daemon is unreachable (restarting)."""
+        self.address = address or os.environ.get("CUZK_ADDRESS") or DEFAULT_ADDRESS
+        self.token = token if token is not None else os.environ.get("CUZK_TOKEN", "")
+        self.retry_unavailable_s = retry_unavailable_s
+        opts = [("grpc.max_receive_message_length", max_message_bytes),
+                ("grpc.max_send_message_length", max_message_bytes)]
+        if tls_ca:
+            creds = grpc.ssl_channel_credentials(Path(tls_ca).expanduser().read_bytes())
+            self.channel = grpc.secure_channel(self.address, creds, options=opts)
+        else:
+            self.channel = grpc.insecure_channel(self.address, options=opts)
+        self.stub = rpc.ProvingEngineStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, request: Any, timeout: float | None = None,
+              retry: bool = True) -> Any:
+        md = (("authorization", f"Bearer {self.token}"),) if self.token else None
+        give_up = time.monotonic() + (self.retry_unavailable_s if retry else 0.0)
+        delay = 0.1
+        while True:
+            try:
+                return getattr(self.stub, method)(request, timeout=timeout, metadata=md)
+            except grpc.RpcError as exc:
+                code = exc.code()
+                if code == grpc.StatusCode.UNAVAILABLE and time.monotonic() < give_up:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    continue
+                raise ClientError(code, exc.details() or "") from None
+
+    # --- API ------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        circuit_id: str,
+        partitions: Iterable[Any],
+        request_id: str | None = None,
+        priority: str = "normal",
+    ) -> Submitted:
+        """Submit a job. Retries after a lost connection are safe: the request_id (random
+        unless given) makes the daemon return the same job."""
+        req = pb.SubmitProofRequest(
+            request_id=request_id or uuid.uuid4().hex, circuit_id=circuit_id,
+            priority=PRIORITIES[priority.lower()],
+            partitions=[partition_message(p) for p in partitions],
+        )
+        r = self._call("SubmitProof", req)
+        return Submitted(r.job_id, r.duplicate, r.queue_position, pb.JobState.Name(r.state))
+
+    def await_proof(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        poll_s: float = 5.0,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> ProofResult:
+        """Wait for a job (at most `timeout` seconds; None = until done). Waits in slices of
+        `poll_s` so a daemon restart is ridden out and `progress(job_info)` can be called."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            slice_s = poll_s if deadline is None else max(0.0, min(poll_s, deadline - time.monotonic()))
+            m = self._call("AwaitProof", pb.AwaitProofRequest(
+                job_id=job_id, timeout_ms=max(1, int(slice_s * 1000))))
+            res = ProofResult.from_message(m)
+            if res.status != "TIMEOUT" or (deadline is not None and time.monotonic() >= deadline):
+                return res
+            if progress is not None:
+                progress(self.job(job_id))
+
+    def prove(self, circuit_id: str, partitions: Iterable[Any], request_id: str | None = None,
+              priority: str = "normal", timeout: float | None = None,
+              progress: Callable[[dict[str, Any]], None] | None = None) -> ProofResult:
+        """Submit and wait (as SubmitProof + AwaitProof, so a restart mid-job is survived)."""
+        sub = self.submit(circuit_id, partitions, request_id, priority)
+        return self.await_proof(sub.job_id, timeout, progress=progress)
+
+    def cancel(self, job_id: str) -> bool:
+        return self._call("CancelProof", pb.CancelProofRequest(job_id=job_id)).was_running
+
+    def status_message(self, job_id: str = "") -> pb.GetStatusResponse:
+        return self._call("GetStatus", pb.GetStatusRequest(job_id=job_id))
+
+    def status(self, job_id: str = "") -> dict[str, Any]:
+        """Daemon status as a dict (engine details under "engine")."""
+        m = self.status_message(job_id)
+        d = MessageToDict(m, preserving_proto_field_name=True)
+        d["engine"] = json.loads(d.pop("engine_status_json", "{}") or "{}")
+        return d
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        m = self.status_message(job_id).job
+        return {
+            "job_id": m.job_id, "request_id": m.request_id, "circuit_id": m.circuit_id,
+            "state": pb.JobState.Name(m.state), "partitions": m.partitions,
+            "partitions_done": m.partitions_done, "submitted_at": m.submitted_at,
+            "finished_at": m.finished_at, "error": m.error_message,
+        }
+
+    def metrics(self) -> str:
+        return self._call("GetMetrics", pb.GetMetricsRequest()).prometheus_text
+
+    def preload(self, circuit_id: str) -> tuple[bool, int]:
+        r = self._call("PreloadSRS", pb.PreloadSrsRequest(circuit_id=circuit_id))
+        return r.already_loaded, r.load_time_ms
+
+    def evict(self, circuit_id: str) -> tuple[bool, int]:
+        r = self._call("EvictSRS", pb.EvictSrsRequest(circuit_id=circuit_id))
+        return r.was_loaded, r.freed_bytes
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Block until the daemon answers GetStatus."""
+        grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        self.status_message()

@@ -1,0 +1,155 @@
+"""The daemon process: config → store, engine, service, gRPC + HTTP listeners; signals.
+
+SIGTERM/SIGINT: stop accepting jobs, give running ones [daemon] shutdown_grace_s to finish,
+leave the rest queued in the store (the next start resubmits them), then close the listeners.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from cuzk.engine.config import EngineConfig
+from cuzk.engine.engine import Engine
+from cuzk.server import circuits as circuits_mod
+from cuzk.server.config import ConfigError, DaemonConfig
+from cuzk.server.grpc_server import build_server
+from cuzk.server.http import HttpEndpoint
+from cuzk.server.metrics import Metrics
+from cuzk.server.service import ProvingService
+from cuzk.server.store import JobStore
+
+log = logging.getLogger("cuzk.server")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        d: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            "thread": record.threadName,
+        }
+        if record.exc_info:
+            d["exc"] = self.formatException(record.exc_info)
+        return json.dumps(d)
+
+
+def setup_logging(level: str, fmt: str, file: str = "") -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(Path(file).expanduser()) if file else logging.StreamHandler(sys.stderr)
+    )
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+class Daemon:
+    def __init__(self, config: DaemonConfig, phases: Any = None) -> None:
+        self.config = config
+        self._phases = phases  # tests may swap the prover phases; None = the real prover
+        self._stop = threading.Event()
+        self.grpc_address = ""
+        self.http_address = ""
+
+    def start(self) -> None:
+        c = self.config
+        d = c["daemon"]
+        try:
+            infos = {cid: circuits_mod.build(cid, t) for cid, t in c.circuits.items()}
+        except circuits_mod.CircuitConfigError as exc:
+            raise ConfigError(f"{c.source}: {exc}") from None
+        try:
+            ecfg = EngineConfig.from_dict(c.engine_dict())
+        except ValueError as exc:
+            raise ConfigError(f"{c.source}: {exc}") from None
+        self.store = JobStore(c.store_path(), c["store"]["synchronous"])
+        removed = self.store.cleanup(c["store"]["retention"])
+        if removed:
+            log.info("store: removed %d job(s) past retention", removed)
+        self.engine = Engine(ecfg, phases=self._phases)
+        self.service = ProvingService(
+            self.engine, self.store, infos, d["max_pending_jobs"], c["memory"]["max_pending_bytes"]
+        )
+        self.metrics = Metrics(self.service)
+        self.service.on_job_done = self.metrics.job_done
+        token = c.auth_token
+        self.server, port = build_server(
+            self.service, self.metrics, d["listen"], d["grpc_threads"], d["max_message_bytes"],
+            token, d["tls_cert"], d["tls_key"],
+        )
+        recovered = self.service.start()
+        self.grpc_address = d["listen"] if d["listen"].startswith("unix:") else (
+            d["listen"].rsplit(":", 1)[0] + f":{port}")
+        for cid in c["srs"]["preload"]:
+            t0 = time.monotonic()
+            self.service.preload(cid)
+            log.info("preloaded key %s in %.0f ms", cid, (time.monotonic() - t0) * 1000)
+        self.http = None
+        if d["http_listen"]:
+            self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token)
+            self.http.start()
+            self.http_address = self.http.address
+        self.server.start()
+        self._janitor = threading.Thread(target=self._cleanup_loop, name="cuzk-janitor", daemon=True)
+        self._janitor.start()
+        log.info("cuzk daemon listening grpc=%s http=%s tls=%s auth=%s circuits=%s recovered=%d pid=%d",
+                 self.grpc_address, self.http_address or "off", bool(d["tls_cert"]), bool(token),
+                 ",".join(sorted(infos)) or "none", recovered, os.getpid())
+
+    def _cleanup_loop(self) -> None:
+        retention = self.config["store"]["retention"]
+        while not self._stop.wait(min(3600.0, max(retention / 4, 1.0))):
+            try:
+                n = self.store.cleanup(retention)
+                if n:
+                    log.info("store: removed %d job(s) past retention", n)
+            except Exception:
+                log.exception("store cleanup failed")
+
+    def request_stop(self, *_: Any) -> None:
+        self._stop.set()
+
+    def wait(self) -> None:
+        while not self._stop.wait(0.5):
+            pass
+
+    def stop(self) -> None:
+        grace = self.config["daemon"]["shutdown_grace_s"]
+        log.info("shutting down: finishing running jobs (up to %.0f s), keeping the rest queued", grace)
+        self._stop.set()
+        self.service.stop(grace)
+        # Awaiters of finished jobs have their answers by now; refuse new calls.
+        self.server.stop(grace=2).wait(5)
+        if self.http is not None:
+            self.http.stop()
+        self.store.close()
+        log.info("cuzk daemon stopped")
+
+
+def run(config: DaemonConfig, ready_file: str | None = None) -> int:
+    """Run until SIGTERM/SIGINT; returns the exit code."""
+    daemon = Daemon(config)
+    signal.signal(signal.SIGTERM, daemon.request_stop)
+    signal.signal(signal.SIGINT, daemon.request_stop)
+    daemon.start()
+    if ready_file:
+        tmp = f"{ready_file}.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"grpc": daemon.grpc_address, "http": daemon.http_address, "pid": os.getpid()}, f)
+        os.replace(tmp, ready_file)
+    daemon.wait()
+    daemon.stop()
+    return 0

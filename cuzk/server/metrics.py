@@ -1,0 +1,90 @@
+"""Prometheus metrics for the daemon: counters updated as jobs finish, gauges read from the
+engine and the store at scrape time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from cuzk.server import store as st
+
+if TYPE_CHECKING:
+    from cuzk.server.service import ProvingService
+
+_PHASES = ("queue_wait_ms", "srs_load_ms", "synthesis_ms", "gpu_ms", "total_ms")
+
+
+class _Live(Collector):
+    def __init__(self, service: ProvingService) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator:
+        svc = self.service
+        es = svc.engine.engine_status()
+        g = GaugeMetricFamily("cuzk_jobs_pending", "Jobs accepted and not finished", value=svc.pending())
+        yield g
+        yield GaugeMetricFamily("cuzk_gpu_queue_depth", "Synthesized partitions waiting for a GPU worker",
+                                value=es.get("gpu_queue_depth", 0))
+        yield GaugeMetricFamily("cuzk_gpu_queue_capacity", "GPU queue bound (max_gpu_queue_depth)",
+                                value=es.get("gpu_queue_capacity", 0))
+        yield GaugeMetricFamily("cuzk_buffered_partitions", "Synthesized partitions held in memory",
+                                value=es.get("buffered_partitions", 0))
+        busy = GaugeMetricFamily("cuzk_workers_busy", "Busy workers by kind", labels=["kind"])
+        busy.add_metric(["synthesis"], es.get("partition_workers_busy", 0))
+        busy.add_metric(["gpu"], es.get("gpu_workers_busy", 0))
+        yield busy
+        keys = GaugeMetricFamily("cuzk_srs_key_bytes", "Key bytes by circuit and tier",
+                                 labels=["circuit", "tier"])
+        for k in es.get("keys", []):
+            keys.add_metric([k["circuit_id"], str(k.get("tier"))], k.get("bytes", 0))
+        yield keys
+        lock = CounterMetricFamily("cuzk_device_kernel_seconds", "Time the device lock was held",
+                                   labels=["device"])
+        for dev, s in es.get("locks", {}).items():
+            lock.add_metric([dev], s.get("held_ms", 0.0) / 1000.0)
+        yield lock
+        jobs = GaugeMetricFamily("cuzk_store_jobs", "Jobs in the store by state", labels=["state"])
+        for state, n in svc.store.counts().items():
+            jobs.add_metric([state], n)
+        yield jobs
+
+
+class Metrics:
+    def __init__(self, service: ProvingService) -> None:
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        self.registry.register(_Live(service))
+        self.submitted = Counter("cuzk_jobs_submitted", "Jobs accepted", registry=self.registry)
+        self.finished = Counter("cuzk_jobs_finished", "Jobs finished", ["circuit", "state"],
+                                registry=self.registry)
+        self.proofs = Counter("cuzk_proofs", "Partition proofs produced", ["circuit"],
+                              registry=self.registry)
+        self.rejected = Counter("cuzk_requests_rejected", "Requests refused", ["code"],
+                                registry=self.registry)
+        self.phase = Counter("cuzk_job_phase_seconds", "Time in each phase, summed over jobs",
+                             ["phase"], registry=self.registry)
+        self.latency = Histogram(
+            "cuzk_job_seconds", "Job time from submit to done", ["circuit"], registry=self.registry,
+            buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, float("inf")),
+        )
+
+    def job_done(self, rec: st.JobRecord) -> None:
+        self.finished.labels(rec.circuit_id, rec.state).inc()
+        if rec.state == st.COMPLETED:
+            self.proofs.labels(rec.circuit_id).inc(len(rec.proofs))
+            self.latency.labels(rec.circuit_id).observe(rec.timings.get("total_ms", 0.0) / 1000.0)
+            for ph in _PHASES[:-1]:
+                self.phase.labels(ph.removesuffix("_ms")).inc(rec.timings.get(ph, 0.0) / 1000.0)
+
+    def text(self) -> str:
+        return generate_latest(self.registry).decode()

@@ -1,0 +1,509 @@
+"""The proving service: the engine plus the job store, behind the gRPC and HTTP adapters.
+
+Every accepted job is committed to the store before SubmitProof answers, then handed to the
+engine; a watcher thread per running job writes its result back. At start-up jobs the store
+holds as accepted-and-not-done are resubmitted (a restart after `kill -9` loses none). On
+shutdown, jobs the engine could not finish in the grace period stay queued in the store.
+
+Job ids are the store's (stable across restarts); the engine's ids live only in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import numpy as np
+
+from cuzk.engine.engine import Engine
+from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
+from cuzk.server import store as st
+from cuzk.server.circuits import CircuitInfo
+from cuzk.server.proto import pb
+
+log = logging.getLogger("cuzk.server")
+
+_PRIORITY = {
+    pb.PRIORITY_UNSPECIFIED: Priority.NORMAL,
+    pb.LOW: Priority.LOW,
+    pb.NORMAL: Priority.NORMAL,
+    pb.HIGH: Priority.HIGH,
+    pb.CRITICAL: Priority.CRITICAL,
+}
+_ENGINE_TO_STORE = {
+    JobState.COMPLETED: st.COMPLETED,
+    JobState.FAILED: st.FAILED,
+    JobState.CANCELLED: st.CANCELLED,
+}
+STORE_TO_PB = {
+    st.QUEUED: pb.QUEUED,
+    st.RUNNING: pb.RUNNING,
+    st.COMPLETED: pb.COMPLETED,
+    st.FAILED: pb.FAILED,
+    st.CANCELLED: pb.CANCELLED,
+}
+_AWAIT_STATUS = {
+    st.COMPLETED: pb.AwaitProofResponse.COMPLETED,
+    st.FAILED: pb.AwaitProofResponse.FAILED,
+    st.CANCELLED: pb.AwaitProofResponse.CANCELLED,
+}
+
+
+class ServiceError(Exception):
+    """A request the service refuses: a gRPC status code and a message saying what to fix."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class _Live:
+    engine_job_id: str | None = None
+    client_cancelled: bool = False
+
+
+class ProvingService:
+    def __init__(
+        self,
+        engine: Engine,
+        store: st.JobStore,
+        circuits: dict[str, CircuitInfo],
+        max_pending_jobs: int = 1024,
+        max_pending_bytes: int = 2 * 2**30,
+        on_job_done: Any = None,
+    ) -> None:
+        self.engine = engine
+        self.store = store
+        self.circuits = circuits
+        self.max_pending_jobs = max_pending_jobs
+        self.max_pending_bytes = max_pending_bytes
+        self.on_job_done = on_job_done  # callback(record) for metrics
+        self.t_start = time.time()
+        self._lock = threading.Lock()
+        self._done_cv = threading.Condition(self._lock)
+        self._live: dict[str, _Live] = {}  # store job_id -> engine job, while not done
+        self._pending_bytes = 0
+        self._accepting = False
+        self._shutting_down = False
+        self.completed = 0
+        self.failed = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> int:
+        """Register circuits, start the engine and resubmit unfinished jobs; returns how many."""
+        for cid, info in self.circuits.items():
+            self.engine.register_circuit(cid, info.spec)
+        self.engine.start()
+        recovered = self.store.requeue_unfinished()
+        with self._lock:
+            self._accepting = True
+        for rec in recovered:
+            req = pb.SubmitProofRequest.FromString(rec.request or b"")
+            try:
+                self._check(req)
+                self._launch(rec.job_id, req, rec.request_bytes)
+            except ServiceError as exc:
+                self.store.finish(rec.job_id, st.FAILED, error=f"on restart: {exc.message}")
+                self._notify()
+        if recovered:
+            log.info("recovered %d unfinished job(s) from the store", len(recovered))
+        return len(recovered)
+
+    def stop(self, grace_s: float) -> None:
+        """Stop accepting; give running jobs `grace_s` to finish; the rest stay queued in the
+        store for the next start."""
+        with self._lock:
+            self._accepting = False
+            self._shutting_down = True
+        self.engine.stop(drain=True, timeout=grace_s)
+        # Watchers of jobs the engine cancelled at the deadline leave them queued; wait for them.
+        deadline = time.monotonic() + 10
+        with self._lock:
+            while self._live and time.monotonic() < deadline:
+                self._done_cv.wait(0.1)
+        left = self.store.counts()
+        log.info("stopped; %d job(s) left queued for the next start",
+                 left[st.QUEUED] + left[st.RUNNING])
+
+    # --- requests -------------------------------------------------------------------------
+
+    def submit(self, req: pb.SubmitProofRequest) -> pb.SubmitProofResponse:
+        if not req.request_id:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               "request_id is empty: set a unique id per request (it makes retries safe)")
+        existing = self.store.get_by_request(req.request_id)
+        if existing is not None:
+            return self._submit_response(existing, duplicate=True)
+        self._check(req)
+        payload = req.SerializeToString()
+        with self._lock:
+            if not self._accepting:
+                raise ServiceError(grpc.StatusCode.UNAVAILABLE,
+                                   "the daemon is shutting down; retry against the restarted daemon")
+            if len(self._live) >= self.max_pending_jobs:
+                raise ServiceError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"{len(self._live)} jobs are pending (limit [daemon] max_pending_jobs = "
+                    f"{self.max_pending_jobs}); retry later",
+                )
+            if self._pending_bytes + len(payload) > self.max_pending_bytes:
+                raise ServiceError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"pending requests hold {self._pending_bytes} bytes; this one ({len(payload)} B) "
+                    f"would pass [memory] max_pending_bytes = {self.max_pending_bytes}; retry later",
+                )
+            # Reserve the slot before the commit so concurrent submits respect the limits.
+            self._live[f"reserve:{req.request_id}"] = _Live()
+            self._pending_bytes += len(payload)
+        try:
+            rec, created = self.store.insert(
+                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), len(req.partitions),
+                payload,
+            )
+        finally:
+            with self._lock:
+                self._live.pop(f"reserve:{req.request_id}", None)
+                self._pending_bytes -= len(payload)
+        if not created:  # lost a race with the same request_id
+            return self._submit_response(rec, duplicate=True)
+        try:
+            self._launch(rec.job_id, req, len(payload))
+        except ServiceError:
+            self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
+            self._notify()
+            raise
+        return self._submit_response(rec, duplicate=False)
+
+    def await_job(
+        self, job_id: str, timeout_s: float | None, alive: Any = None
+    ) -> pb.AwaitProofResponse:
+        """Wait for a job; `alive()` returning False (the client went away) ends the wait."""
+        rec = self._record(job_id)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not rec.done:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return pb.AwaitProofResponse(
+                    job_id=job_id, status=pb.AwaitProofResponse.TIMEOUT,
+                    request_id=rec.request_id, circuit_id=rec.circuit_id,
+                    error_message=f"not finished after {timeout_s:.3f} s; await again",
+                )
+            if alive is not None and not alive():
+                raise ServiceError(grpc.StatusCode.CANCELLED, "client went away")
+            cap = min(remaining, 1.0) if remaining is not None else 1.0
+            with self._lock:
+                if job_id in self._live:
+                    # Woken when it leaves _live (its result is then in the store); the cap
+                    # lets the loop notice a client that went away.
+                    self._done_cv.wait_for(lambda: job_id not in self._live, timeout=cap)
+                else:  # accepted but not yet handed to the engine (start-up, a race)
+                    self._done_cv.wait(min(cap, 0.05))
+            rec = self._record(job_id)
+        return self.result_message(rec)
+
+    def cancel(self, job_id: str) -> pb.CancelProofResponse:
+        rec = self._record(job_id)
+        if rec.done:
+            return pb.CancelProofResponse(was_running=False, state=STORE_TO_PB[rec.state])
+        with self._lock:
+            live = self._live.get(job_id)
+            if live is not None:
+                live.client_cancelled = True
+            eid = live.engine_job_id if live else None
+        if eid is not None:
+            self.engine.cancel(eid)
+        self.store.finish(job_id, st.CANCELLED, error="cancelled by the client")
+        self._notify()
+        rec = self._record(job_id)
+        return pb.CancelProofResponse(was_running=True, state=STORE_TO_PB[rec.state])
+
+    def job_info(self, job_id: str) -> pb.JobInfo:
+        rec = self._record(job_id)
+        state = STORE_TO_PB[rec.state]
+        done_parts = len(rec.proofs)
+        with self._lock:
+            live = self._live.get(job_id)
+            eid = live.engine_job_id if live else None
+        if eid is not None and not rec.done:
+            try:
+                s = self.engine.status(eid)
+                state = pb.RUNNING if s.state == JobState.RUNNING else pb.QUEUED
+                done_parts = s.partitions_proved
+            except KeyError:
+                pass
+        return pb.JobInfo(
+            job_id=rec.job_id, request_id=rec.request_id, circuit_id=rec.circuit_id, state=state,
+            partitions=rec.n_partitions, partitions_done=done_parts,
+            submitted_at=rec.submitted_at, finished_at=rec.finished_at or 0.0,
+            error_message=rec.error,
+        )
+
+    def status(self, job_id: str = "") -> pb.GetStatusResponse:
+        es = self.engine.engine_status()
+        resp = pb.GetStatusResponse(
+            total_proofs_completed=self.completed,
+            total_proofs_failed=self.failed,
+            uptime_seconds=int(time.time() - self.t_start),
+            circuits=sorted(self.circuits),
+            engine_status_json=json.dumps(es, default=str),
+        )
+        busy_by_dev: dict[str, list[dict]] = {}
+        for w in es.get("workers", []):
+            if w.get("kind") == "gpu":
+                busy_by_dev.setdefault(w.get("device", ""), []).append(w)
+        for i, dev in enumerate(es.get("devices", [])):
+            ws = busy_by_dev.get(dev, [])
+            cur = next((w.get("job_id") or "" for w in ws if w.get("busy")), "")
+            ordinal = int(dev.split(":")[1]) if dev.startswith("cuda:") else i
+            resp.gpus.add(ordinal=ordinal, name=dev, workers=len(ws),
+                          busy_workers=sum(1 for w in ws if w.get("busy")), current_job_id=cur)
+        for k in es.get("keys", []):
+            tier = pb.SRSStatus.Tier.Value(k.get("tier", "COLD"))
+            resp.loaded_srs.add(circuit_id=k["circuit_id"], tier=tier,
+                                size_bytes=int(k.get("bytes", 0)), ref_count=int(k.get("refs", 0)))
+        jobs = es.get("jobs", {})
+        resp.queues.add(name="jobs", pending=int(es.get("pending_jobs", 0)),
+                        in_progress=int(es.get("synthesizing_jobs", 0)))
+        resp.queues.add(name="synthesis", pending=0,
+                        in_progress=int(es.get("partition_workers_busy", 0)))
+        resp.queues.add(name="gpu", pending=int(es.get("gpu_queue_depth", 0)),
+                        in_progress=int(es.get("gpu_workers_busy", 0)),
+                        capacity=int(es.get("gpu_queue_capacity", 0)))
+        resp.jobs_queued = int(jobs.get("PENDING", 0))
+        resp.jobs_running = int(jobs.get("RUNNING", 0))
+        if job_id:
+            resp.job.CopyFrom(self.job_info(job_id))
+        return resp
+
+    def preload(self, circuit_id: str) -> pb.PreloadSrsResponse:
+        self._circuit(circuit_id)
+        before = self._tier(circuit_id)
+        t0 = time.monotonic()
+        try:
+            self.engine.preload(circuit_id)
+        except Exception as exc:
+            raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
+                               f"loading the key of {circuit_id!r} failed: {exc}") from exc
+        return pb.PreloadSrsResponse(already_loaded=before == "HOT",
+                                     load_time_ms=int((time.monotonic() - t0) * 1000))
+
+    def evict(self, circuit_id: str) -> pb.EvictSrsResponse:
+        self._circuit(circuit_id)
+        keys = {k["circuit_id"]: k for k in self.engine.engine_status().get("keys", [])}
+        before = keys.get(circuit_id, {})
+        if not self.engine.evict(circuit_id):
+            raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
+                               f"the key of {circuit_id!r} is in use by running proofs; evict it later")
+        was = before.get("tier") == "HOT"
+        return pb.EvictSrsResponse(was_loaded=was, freed_bytes=int(before.get("bytes", 0)) if was else 0)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _tier(self, circuit_id: str) -> str:
+        for k in self.engine.engine_status().get("keys", []):
+            if k["circuit_id"] == circuit_id:
+                return str(k.get("tier"))
+        return "COLD"
+
+    def _circuit(self, circuit_id: str) -> CircuitInfo:
+        info = self.circuits.get(circuit_id)
+        if info is None:
+            known = ", ".join(sorted(self.circuits)) or "none"
+            raise ServiceError(grpc.StatusCode.NOT_FOUND,
+                               f"unknown circuit_id {circuit_id!r}; the daemon serves: {known}")
+        return info
+
+    def _record(self, job_id: str) -> st.JobRecord:
+        if not job_id:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, "job_id is empty")
+        rec = self.store.get(job_id)
+        if rec is None:
+            raise ServiceError(grpc.StatusCode.NOT_FOUND,
+                               f"no job {job_id!r} (never submitted, or past the store's retention)")
+        return rec
+
+    def _check(self, req: pb.SubmitProofRequest) -> None:
+        """Validate a request against its circuit before anything is stored."""
+        info = self._circuit(req.circuit_id)
+        if req.priority not in _PRIORITY:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown priority {req.priority}")
+        n = len(req.partitions)
+        if n == 0:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               "no partitions: send one PartitionInput per partition")
+        if info.partitions is not None and n != info.partitions:
+            raise ServiceError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"circuit {req.circuit_id!r} takes {info.partitions} partition(s) per job, got {n}",
+            )
+        for i, p in enumerate(req.partitions):
+            if p.witness:
+                self._check_witness(info, i, p.witness)
+            elif p.inputs or p.inputs_json:
+                if not info.takes_inputs:
+                    raise ServiceError(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"partition {i}: circuit {req.circuit_id!r} has no witness generator; "
+                        "send the full witness",
+                    )
+                if p.inputs_json:
+                    try:
+                        json.loads(p.inputs_json)
+                    except ValueError as exc:
+                        raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                                           f"partition {i}: inputs_json is not JSON: {exc}") from None
+            else:
+                raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                                   f"partition {i} is empty: set witness, inputs or inputs_json")
+
+    def _check_witness(self, info: CircuitInfo, i: int, raw: bytes) -> None:
+        bad = grpc.StatusCode.INVALID_ARGUMENT
+        if len(raw) % 32:
+            raise ServiceError(bad, f"partition {i}: witness is {len(raw)} bytes, not a multiple "
+                                    "of 32 (each Fr value is 4 little-endian uint64 limbs)")
+        if info.n_vars is None:
+            # The variable count and curve come from the key; load it now (jobs need it anyway).
+            try:
+                self.engine.preload(info.circuit_id)
+            except Exception as exc:
+                raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
+                                   f"cannot load the key of {info.circuit_id!r}: {exc}") from exc
+        n = len(raw) // 32
+        if info.n_vars is not None and n != info.n_vars:
+            raise ServiceError(bad, f"partition {i}: witness has {n} values, circuit "
+                                    f"{info.circuit_id!r} has {info.n_vars} variables")
+        w = np.frombuffer(raw, dtype="<u8").reshape(n, 4)
+        if n and (w[0, 0] != 1 or w[0, 1:].any()):
+            raise ServiceError(bad, f"partition {i}: witness[0] must be 1 (the constant wire)")
+        if info.curve is not None:
+            r = info.curve.r
+            r_limbs = np.array([(r >> (64 * k)) & (2**64 - 1) for k in range(4)], dtype=np.uint64)
+            # Lexicographic compare from the top limb: value >= r anywhere is non-canonical.
+            ge = np.zeros(n, bool)
+            eq = np.ones(n, bool)
+            for k in (3, 2, 1, 0):
+                ge |= eq & (w[:, k] > r_limbs[k])
+                eq &= w[:, k] == r_limbs[k]
+            ge |= eq
+            if ge.any():
+                j = int(np.argmax(ge))
+                raise ServiceError(bad, f"partition {i}: witness value {j} is not below the field "
+                                        f"modulus (send canonical Fr values, not Montgomery form)")
+
+    def _to_engine(self, req: pb.SubmitProofRequest) -> JobRequest:
+        parts = []
+        for p in req.partitions:
+            if p.witness:
+                w = np.frombuffer(p.witness, dtype="<u8").reshape(-1, 4)
+                parts.append(PartitionInput(witness=w))
+            elif p.inputs_json:
+                parts.append(PartitionInput(inputs=json.loads(p.inputs_json)))
+            else:
+                parts.append(PartitionInput(inputs=bytes(p.inputs)))
+        return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
+
+    def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int) -> None:
+        try:
+            eid = self.engine.submit(self._to_engine(req))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        except Exception as exc:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"engine refused the job: {exc}") from None
+        with self._lock:
+            self._live[job_id] = _Live(engine_job_id=eid)
+            self._pending_bytes += nbytes
+        t = threading.Thread(target=self._watch, args=(job_id, eid, nbytes),
+                             name=f"cuzk-watch-{job_id[:8]}", daemon=True)
+        t.start()
+
+    def _watch(self, job_id: str, eid: str, nbytes: int) -> None:
+        try:
+            res = self.engine.await_job(eid)
+        except Exception as exc:  # the engine forgot the job: record why
+            log.exception("awaiting engine job %s failed", eid)
+            self.store.finish(job_id, st.FAILED, error=f"internal: {exc}")
+            res = None
+        with self._lock:
+            live = self._live.get(job_id)
+            # A cancellation at the shutdown deadline is not the job's outcome: keep it queued.
+            requeue = (res is not None and res.state == JobState.CANCELLED
+                       and self._shutting_down and not (live and live.client_cancelled))
+        if res is not None and not requeue:
+            state = _ENGINE_TO_STORE.get(res.state, st.FAILED)
+            timings = dict(res.timings)
+            timings["partitions"] = self._partition_timings(eid)
+            if res.public_inputs:
+                timings["public_inputs"] = [[str(v) for v in p] for p in res.public_inputs]
+            if self.store.finish(job_id, state, res.proofs, timings, res.error or ""):
+                with self._lock:
+                    if state == st.COMPLETED:
+                        self.completed += 1
+                    elif state == st.FAILED:
+                        self.failed += 1
+                if self.on_job_done is not None:
+                    try:
+                        self.on_job_done(self.store.get(job_id))
+                    except Exception:
+                        log.exception("job-done hook failed")
+                log.info("job %s (%s) %s in %.0f ms%s", job_id, res.request_id, state,
+                         res.timings.get("total_ms", 0.0), f": {res.error}" if res.error else "")
+        with self._lock:
+            self._live.pop(job_id, None)
+            self._pending_bytes -= nbytes
+            self._done_cv.notify_all()
+
+    def _partition_timings(self, eid: str) -> list[dict[str, float]]:
+        """Per-partition synthesis and GPU kernel time from the engine's TIMELINE events."""
+        parts: dict[int, dict[str, float]] = {}
+        for ev in self.engine.timeline.events(eid):
+            if ev.event in ("SYNTH_END", "GPU_END") and "ms" in ev.detail:
+                i = int(ev.detail.get("partition", 0))
+                key = "synthesis_ms" if ev.event == "SYNTH_END" else "gpu_ms"
+                parts.setdefault(i, {"partition": i})[key] = float(ev.detail["ms"])
+        return [parts[i] for i in sorted(parts)]
+
+    def _notify(self) -> None:
+        with self._lock:
+            self._done_cv.notify_all()
+
+    def _submit_response(self, rec: st.JobRecord, duplicate: bool) -> pb.SubmitProofResponse:
+        pos = 0
+        if not rec.done:
+            es = self.engine.engine_status()
+            pos = int(es.get("pending_jobs", 0))
+        return pb.SubmitProofResponse(job_id=rec.job_id, duplicate=duplicate,
+                                      queue_position=pos, state=STORE_TO_PB[rec.state])
+
+    @staticmethod
+    def result_message(rec: st.JobRecord) -> pb.AwaitProofResponse:
+        t = rec.timings
+        msg = pb.AwaitProofResponse(
+            job_id=rec.job_id, request_id=rec.request_id, circuit_id=rec.circuit_id,
+            status=_AWAIT_STATUS.get(rec.state, pb.AwaitProofResponse.UNKNOWN),
+            proofs=rec.proofs if rec.state == st.COMPLETED else [],
+            error_message=rec.error,
+            queue_wait_ms=int(t.get("queue_wait_ms", 0)),
+            srs_load_ms=int(t.get("srs_load_ms", 0)),
+            synthesis_ms=int(t.get("synthesis_ms", 0)),
+            gpu_compute_ms=int(t.get("gpu_ms", 0)),
+            total_ms=int(t.get("total_ms", 0)),
+        )
+        for values in t.get("public_inputs", []):
+            msg.public_inputs.add(values=values)
+        for p in t.get("partitions", []):
+            msg.partition_timings.add(partition=int(p["partition"]),
+                                      synthesis_ms=int(p.get("synthesis_ms", 0)),
+                                      gpu_ms=int(p.get("gpu_ms", 0)))
+        return msg
