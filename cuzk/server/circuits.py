@@ -48,12 +48,8 @@ class CircuitInfo:
         return pk
 
 
-def _load_key_file(path: Path, kind: str) -> ProvingKey:
-    if kind == "zkey":
-        from cuzk.formats import zkey
-
-        return zkey.read_zkey(path)
-    from cuzk.engine.srs import load_key_path
+def _load_key_file(path: Path) -> ProvingKey:
+    from cuzk.engine.srs import load_key_path  # zkey, bellman params or key-cache file
 
     return load_key_path(path)
 
@@ -132,6 +128,6 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
         spec.key = lambda: info.learn(src())
     else:
         p = Path(src)
-        spec.key = lambda: info.learn(_load_key_file(p, kind))
+        spec.key = lambda: info.learn(_load_key_file(p))
     spec.description = str(table.get("description", spec.description or kind))
     return info

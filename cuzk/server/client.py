@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 import numpy as np
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.descriptor import FieldDescriptor
 
 from cuzk.server.proto import pb, rpc
 
@@ -77,6 +77,25 @@ class ProofResult:
                                 "gpu_ms": p.gpu_ms} for p in m.partition_timings],
             public_inputs=[[int(v) for v in p.values] for p in m.public_inputs],
         )
+
+
+def message_dict(msg: Any) -> dict[str, Any]:
+    """A message as plain Python: every field present, ints as ints, enums by name."""
+    out: dict[str, Any] = {}
+    for f in msg.DESCRIPTOR.fields:
+        v = getattr(msg, f.name)
+
+        def conv(x: Any, f: FieldDescriptor = f) -> Any:
+            if f.type == FieldDescriptor.TYPE_MESSAGE:
+                return message_dict(x)
+            if f.type == FieldDescriptor.TYPE_ENUM:
+                return f.enum_type.values_by_number[x].name if x in f.enum_type.values_by_number else x
+            return x
+
+        is_repeated = getattr(f, "is_repeated", None)
+        repeated = is_repeated if isinstance(is_repeated, bool) else f.label == FieldDescriptor.LABEL_REPEATED
+        out[f.name] = [conv(x) for x in v] if repeated else conv(v)
+    return out
 
 
 def partition_message(p: Any) -> pb.PartitionInput:
@@ -199,9 +218,10 @@ class Client:
 
     def status(self, job_id: str = "") -> dict[str, Any]:
         """Daemon status as a dict (engine details under "engine")."""
-        m = self.status_message(job_id)
-        d = MessageToDict(m, preserving_proto_field_name=True)
-        d["engine"] = json.loads(d.pop("engine_status_json", "{}") or "{}")
+        d = message_dict(self.status_message(job_id))
+        d["engine"] = json.loads(d.pop("engine_status_json") or "{}")
+        if not job_id:
+            d.pop("job")
         return d
 
     def job(self, job_id: str) -> dict[str, Any]:

@@ -10,8 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict
-
+from cuzk.server.client import message_dict
 from cuzk.server.grpc_server import token_ok
 from cuzk.server.metrics import Metrics
 from cuzk.server.service import ProvingService
@@ -46,9 +45,9 @@ def _handler(service: ProvingService, metrics: Metrics, token: str) -> type[Base
                 if path == "/metrics":
                     return self._send(200, metrics.text().encode(), "text/plain; version=0.0.4")
                 if path == "/status":
-                    st = service.status()
-                    d = MessageToDict(st, preserving_proto_field_name=True)
-                    d["engine"] = json.loads(d.pop("engine_status_json", "{}") or "{}")
+                    d = message_dict(service.status())
+                    d.pop("job")
+                    d["engine"] = json.loads(d.pop("engine_status_json") or "{}")
                     d["store"] = service.store.counts()
                     return self._send(200, json.dumps(d, indent=1).encode(), "application/json")
             except Exception as exc:  # report, never kill the endpoint
