@@ -5,10 +5,16 @@ namespace py = pybind11;
 
 namespace cuzk {
 void register_field(py::module_& m);  // bind_field.cpp
+void register_curve(py::module_& m);  // bind_curve.cpp
+void register_msm(py::module_& m);    // bind_msm.cpp
+void register_ntt(py::module_& m);    // bind_ntt.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
     m.doc() = "cuzk CPU backend: field, curve, MSM, NTT and constraint-evaluation kernels";
     m.attr("__version__") = "0.1.0";
     cuzk::register_field(m);
+    cuzk::register_curve(m);
+    cuzk::register_msm(m);
+    cuzk::register_ntt(m);
 }

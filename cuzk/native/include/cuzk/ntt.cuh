@@ -1,0 +1,375 @@
+// Number-theoretic transforms over Fr and the Groth16 quotient h.
+//
+// Layout of the code: the butterflies, the twiddle indexing and the bit reversal at the top are
+// __host__ __device__ so GPU kernels can be written around them; the host drivers below
+// (OpenMP) are compiled only for the CPU backend.
+//
+// Two in-place radix-2 transforms make a pair that never needs a bit-reversal pass between them:
+//   dif  (Gentleman–Sande): natural-order input  -> bit-reversed output,
+//   dit  (Cooley–Tukey):    bit-reversed input   -> natural-order output.
+// So "interpolate, then evaluate on a coset" is dif(ω^-1) · scale · dit(ω) with no permutation.
+//
+// Twiddles: one table tw[i] = ω^i for i in [0, n/2]. A stage whose butterflies span 2m
+// elements uses ω_{2m}^j = tw[j·n/(2m)]. The inverse transform reuses the same table through
+// ω^-e = ω^(n/2)·ω^(n/2-e) = −tw[n/2 − e], folding the sign into the butterfly.
+//
+// Arithmetic is linear, so the drivers run directly on canonical limbs ("raw" values):
+// a Montgomery product of raw x with the Montgomery form of k is the raw value x·k. Scaling
+// factors are chosen so values enter and leave in canonical form without conversion passes.
+#pragma once
+
+#include "curves.cuh"
+
+namespace cuzk {
+namespace ntt {
+
+// ---- building blocks shared with the GPU kernels -------------------------------------------
+
+CUZK_HD uint64_t bit_reverse(uint64_t x, int log_n) {
+    if (log_n == 0) return 0;
+#if defined(__CUDA_ARCH__)
+    return __brevll(x) >> (64 - log_n);
+#else
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0f0f0f0f0f0f0f0full) | ((x & 0x0f0f0f0f0f0f0f0full) << 4);
+    x = ((x >> 8) & 0x00ff00ff00ff00ffull) | ((x & 0x00ff00ff00ff00ffull) << 8);
+    x = ((x >> 16) & 0x0000ffff0000ffffull) | ((x & 0x0000ffff0000ffffull) << 16);
+    x = (x >> 32) | (x << 32);
+    return x >> (64 - log_n);
+#endif
+}
+
+// Butterfly k (0 <= k < n/2) of the stage whose butterflies span 2m = 2^(s+1) elements:
+// the pair (i0, i0 + m) and the twiddle exponent j·n/(2m) into tw.
+CUZK_HD void butterfly_at(uint64_t k, int s, int log_n, uint64_t& i0, uint64_t& i1,
+                          uint64_t& tw_index) {
+    const uint64_t m = 1ull << s;
+    const uint64_t j = k & (m - 1);
+    i0 = ((k >> s) << (s + 1)) | j;
+    i1 = i0 + m;
+    tw_index = j << (log_n - 1 - s);
+}
+
+// Forward butterflies with twiddle w = ω^e.
+template <class Fr>
+CUZK_HD void dit_butterfly(Fr& u, Fr& v, const Fr& w) {
+    Fr t = v * w;
+    v = u - t;
+    u = u + t;
+}
+template <class Fr>
+CUZK_HD void dif_butterfly(Fr& u, Fr& v, const Fr& w) {
+    Fr t = u - v;
+    u = u + v;
+    v = t * w;
+}
+// Inverse butterflies given tw_neg = tw[n/2 − e] = −ω^-e (see the header comment).
+template <class Fr>
+CUZK_HD void dit_butterfly_inv(Fr& u, Fr& v, const Fr& tw_neg) {
+    Fr t = v * tw_neg;  // = −v·ω^-e
+    v = u + t;
+    u = u - t;
+}
+template <class Fr>
+CUZK_HD void dif_butterfly_inv(Fr& u, Fr& v, const Fr& tw_neg) {
+    Fr t = v - u;
+    u = u + v;
+    v = t * tw_neg;  // = (u − v)·ω^-e
+}
+
+// The butterfly of stage s, item k, on array a with the twiddle table tw (ω^i, i <= n/2).
+template <class Fr, bool DIT, bool INVERSE>
+CUZK_HD void stage_butterfly(Fr* a, const Fr* tw, uint64_t k, int s, int log_n) {
+    uint64_t i0, i1, e;
+    butterfly_at(k, s, log_n, i0, i1, e);
+    const uint64_t half = 1ull << (log_n - 1);
+    if (DIT) {
+        if (INVERSE) dit_butterfly_inv(a[i0], a[i1], tw[half - e]);
+        else dit_butterfly(a[i0], a[i1], tw[e]);
+    } else {
+        if (INVERSE) dif_butterfly_inv(a[i0], a[i1], tw[half - e]);
+        else dif_butterfly(a[i0], a[i1], tw[e]);
+    }
+}
+
+}  // namespace ntt
+}  // namespace cuzk
+
+// ---- host drivers (CPU backend) ------------------------------------------------------------
+#if !defined(__CUDACC_RTC__)
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cuzk {
+namespace ntt {
+
+inline int num_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
+
+// Stages over blocks of 2^BLOCK_LOG elements (128 KiB of Fr) stay in a core's L2 cache.
+static constexpr int BLOCK_LOG = 12;
+
+template <class Fr>
+Fr pow_u64(const Fr& x, uint64_t e) {
+    return x.pow(&e, 1);
+}
+
+// out[i] = start·base^i for i < n (each thread starts its chunk with one exponentiation).
+template <class Fr>
+void powers(Fr* out, const Fr& start, const Fr& base, uint64_t n, int threads) {
+#pragma omp parallel num_threads(num_threads(threads))
+    {
+        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        if (lo < hi) {
+            Fr x = start * pow_u64(base, lo);
+            for (uint64_t i = lo; i < hi; i++) {
+                out[i] = x;
+                x = x * base;
+            }
+        }
+    }
+}
+
+// tw[i] = ω^i for i in [0, n/2] (n/2 + 1 entries; n >= 2).
+template <class Fr>
+std::vector<Fr> twiddles(const Fr& omega, int log_n, int threads) {
+    const uint64_t half = 1ull << (log_n - 1);
+    std::vector<Fr> tw(half + 1);
+    powers(tw.data(), Fr::one(), omega, half + 1, threads);
+    return tw;
+}
+
+// In-place transform of a (length 2^log_n, raw values). DIT: bit-reversed in, natural out;
+// DIF: natural in, bit-reversed out. Small stages run per cache block, large ones over all.
+template <class Fr, bool DIT, bool INVERSE>
+void transform(Fr* a, int log_n, const Fr* tw, int threads) {
+    if (log_n == 0) return;
+    const uint64_t n = 1ull << log_n;
+    const int lb = std::min(log_n, BLOCK_LOG);
+    const uint64_t B = 1ull << lb, nblocks = n >> lb;
+    auto block_stages = [&](int s_from, int s_to, int step) {
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < (int64_t)nblocks; blk++) {
+            Fr* base = a + (uint64_t)blk * B;
+            for (int s = s_from; s != s_to; s += step) {
+                for (uint64_t k = 0; k < B / 2; k++) stage_butterfly<Fr, DIT, INVERSE>(base, tw, k, s, log_n);
+            }
+        }
+    };
+    auto global_stage = [&](int s) {
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < (int64_t)(n / 2); k++) stage_butterfly<Fr, DIT, INVERSE>(a, tw, k, s, log_n);
+    };
+#pragma omp parallel num_threads(num_threads(threads))
+    {
+        if (DIT) {
+            block_stages(0, lb, 1);
+            for (int s = lb; s < log_n; s++) global_stage(s);
+        } else {
+            for (int s = log_n - 1; s >= lb; s--) global_stage(s);
+            block_stages(lb - 1, -1, -1);
+        }
+    }
+}
+
+// In-place bit-reversal permutation.
+template <class Fr>
+void bit_reverse_permute(Fr* a, int log_n, int threads) {
+    const uint64_t n = 1ull << log_n;
+#pragma omp parallel for schedule(static) num_threads(num_threads(threads))
+    for (int64_t i = 0; i < (int64_t)n; i++) {
+        const uint64_t j = bit_reverse(i, log_n);
+        if ((uint64_t)i < j) std::swap(a[i], a[j]);
+    }
+}
+
+inline int log2_exact(uint64_t n, const char* what) {
+    if (n == 0 || (n & (n - 1)) != 0)
+        throw std::invalid_argument(std::string(what) + ": size " + std::to_string(n) +
+                                    " is not a power of two");
+    int k = 0;
+    while ((1ull << k) < n) k++;
+    return k;
+}
+
+// Raises unless omega is a primitive 2^log_n-th root of unity.
+template <class Fr>
+void check_root(const Fr& omega, int log_n) {
+    Fr x = omega;
+    for (int i = 0; i + 1 < log_n; i++) x = x.sqr();  // ω^(n/2)
+    const bool ok = log_n == 0 ? omega == Fr::one() : (x != Fr::one() && x.sqr() == Fr::one());
+    if (!ok)
+        throw std::invalid_argument("omega is not a primitive " + std::to_string(1ull << log_n) +
+                                    "-th root of unity");
+}
+
+// Montgomery form of 1/n.
+template <class Fr>
+Fr inv_n(int log_n) {
+    uint64_t nl[4] = {1ull << log_n, 0, 0, 0};  // log_n <= 32 for both curves' Fr
+    return Fr::from_canonical(nl).inv();
+}
+
+// Natural-order transform of raw values, in place (see ARCHITECTURE.md for the shift meaning).
+// Forward: a_i·s^i, then evaluate on ⟨ω⟩. Inverse: interpolate on ⟨ω⟩, then a_i·s^-i/n.
+template <class Fr>
+void ntt_natural(Fr* a, int log_n, const Fr& omega, bool inverse, const Fr* shift, int threads) {
+    const uint64_t n = 1ull << log_n;
+    if (log_n == 0) return;
+    std::vector<Fr> tw = twiddles(omega, log_n, threads);
+    if (!inverse && shift != nullptr) {
+        const Fr s = *shift;
+#pragma omp parallel num_threads(num_threads(threads))
+        {
+            const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+            const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+            if (lo < hi) {
+                Fr x = pow_u64(s, lo);
+                for (uint64_t i = lo; i < hi; i++) {
+                    a[i] = a[i] * x;
+                    x = x * s;
+                }
+            }
+        }
+    }
+    bit_reverse_permute(a, log_n, threads);
+    if (inverse) {
+        transform<Fr, true, true>(a, log_n, tw.data(), threads);
+        const Fr ninv = inv_n<Fr>(log_n);
+        const Fr sinv = shift != nullptr ? shift->inv() : Fr::one();
+#pragma omp parallel num_threads(num_threads(threads))
+        {
+            const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+            const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+            if (lo < hi) {
+                Fr x = ninv * pow_u64(sinv, lo);
+                for (uint64_t i = lo; i < hi; i++) {
+                    a[i] = a[i] * x;
+                    if (shift != nullptr) x = x * sinv;
+                }
+            }
+        }
+    } else {
+        transform<Fr, true, false>(a, log_n, tw.data(), threads);
+    }
+}
+
+// Groth16 quotient data (ARCHITECTURE.md, groth16_h). a, b, c: raw canonical evaluations on
+// ⟨ω⟩, overwritten (a receives the result, raw canonical, natural order).
+//
+//   dif(ω^-1) a,b,c               -> coefficients·n in bit-reversed order
+//   scale position j by s^rev(j)/n (a also by R, i.e. into Montgomery form)
+//   dit(ω) a,b,c                  -> coset evaluations, natural order
+//   a := a·b − c                  (Montgomery a × raw b = raw a·b)
+// coefficients: then dif(ω^-1), scale by s^-i/(n·(s^n − 1)) and one bit-reversal.
+template <class Fr>
+void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift, bool coefficients,
+               int threads) {
+    const uint64_t n = 1ull << log_n;
+    check_root(omega, log_n);
+    Fr sn = shift;
+    for (int i = 0; i < log_n; i++) sn = sn.sqr();
+    if (sn == Fr::one() || shift.is_zero())
+        throw std::invalid_argument("shift must lie outside the domain (s^n != 1, s != 0)");
+    if (log_n == 0) {
+        // n = 1: the polynomials are constants; Z = X − 1 is s − 1 at the shift.
+        Fr t = a[0] * Fr::from_canonical(b[0].v) - c[0];  // a raw × b Montgomery = raw a·b
+        a[0] = coefficients ? t * (sn - Fr::one()).inv() : t;
+        return;
+    }
+    std::vector<Fr> tw = twiddles(omega, log_n, threads);
+    Fr* arrs[3] = {a, b, c};
+    for (Fr* x : arrs) transform<Fr, false, true>(x, log_n, tw.data(), threads);
+
+    // R in Montgomery form is R^2 mod r: the factor that lifts raw a into Montgomery form.
+    uint64_t r2[4];
+    for (int i = 0; i < 4; i++) r2[i] = Fr::one().v[i];
+    const Fr mont_R = Fr::from_canonical(r2);
+    const Fr ninv = inv_n<Fr>(log_n);
+#pragma omp parallel num_threads(num_threads(threads))
+    {
+        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        if (lo < hi) {
+            Fr x = ninv * pow_u64(shift, lo);  // s^i/n
+            Fr xa = x * mont_R;                // s^i·R/n
+            for (uint64_t i = lo; i < hi; i++) {
+                const uint64_t j = bit_reverse(i, log_n);
+                a[j] = a[j] * xa;
+                b[j] = b[j] * x;
+                c[j] = c[j] * x;
+                x = x * shift;
+                xa = xa * shift;
+            }
+        }
+    }
+    for (Fr* x : arrs) transform<Fr, true, false>(x, log_n, tw.data(), threads);
+#pragma omp parallel for schedule(static) num_threads(num_threads(threads))
+    for (int64_t i = 0; i < (int64_t)n; i++) a[i] = a[i] * b[i] - c[i];
+    if (!coefficients) return;
+
+    transform<Fr, false, true>(a, log_n, tw.data(), threads);
+    const Fr sinv = shift.inv();
+    const Fr k = ninv * (sn - Fr::one()).inv();
+#pragma omp parallel num_threads(num_threads(threads))
+    {
+        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        if (lo < hi) {
+            Fr x = k * pow_u64(sinv, lo);
+            for (uint64_t i = lo; i < hi; i++) {
+                const uint64_t j = bit_reverse(i, log_n);
+                a[j] = a[j] * x;
+                x = x * sinv;
+            }
+        }
+    }
+    bit_reverse_permute(a, log_n, threads);
+}
+
+// L_i(τ) for the domain ⟨ω⟩ of size n: ω^i (τ^n − 1) / (n (τ − ω^i)); Montgomery form in/out.
+template <class Fr>
+void lagrange_at(Fr* out, const Fr& tau, int log_n, const Fr& omega, int threads) {
+    const uint64_t n = 1ull << log_n;
+    check_root(omega, log_n);
+    Fr tn = tau;
+    for (int i = 0; i < log_n; i++) tn = tn.sqr();
+    powers(out, Fr::one(), omega, n, threads);  // ω^i
+    if (tn == Fr::one()) {  // τ is a root of unity of the domain: L_i(τ) = [τ == ω^i]
+#pragma omp parallel for schedule(static) num_threads(num_threads(threads))
+        for (int64_t i = 0; i < (int64_t)n; i++) out[i] = out[i] == tau ? Fr::one() : Fr::zero();
+        return;
+    }
+    const Fr k = (tn - Fr::one()) * inv_n<Fr>(log_n);
+#pragma omp parallel num_threads(num_threads(threads))
+    {
+        // Batch inversion of τ − ω^i per thread chunk (none is zero here).
+        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        if (lo < hi) {
+            std::vector<Fr> prefix(hi - lo);
+            Fr acc = Fr::one();
+            for (uint64_t i = lo; i < hi; i++) {
+                prefix[i - lo] = acc;
+                acc = acc * (tau - out[i]);
+            }
+            Fr inv = acc.inv() * k;
+            for (uint64_t i = hi; i-- > lo;) {
+                const Fr d = tau - out[i];
+                const Fr li = inv * prefix[i - lo] * out[i];
+                inv = inv * d;
+                out[i] = li;
+            }
+        }
+    }
+}
+
+}  // namespace ntt
+}  // namespace cuzk
+#endif  // !__CUDACC_RTC__
