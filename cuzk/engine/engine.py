@@ -184,7 +184,10 @@ class Engine:
     def stop(self, drain: bool = True, timeout: float | None = None) -> None:
         """Stop accepting jobs; with drain, let every accepted job finish, else cancel them."""
         with self._lock:
-            if not self._started or self._stopping:
+            if self._stopping:
+                return
+            if not self._started:
+                self.timeline.close()
                 return
             self._accepting = False
             jobs = list(self._jobs.values())
