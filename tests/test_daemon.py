@@ -161,7 +161,9 @@ def test_kill9_restart_loses_nothing(tmp_path: Path, rng: random.Random) -> None
     # A fixed port, so a client awaiting across the restart finds the new daemon.
     d = DaemonProc(write_config(tmp_path, listen=f"127.0.0.1:{free_port()}"), tmp_path).start()
     c = d.client(retry_unavailable_s=120.0)
-    subs = [c.submit("tiny-any", [rng.randrange(2**30)], request_id=f"k9-{i}") for i in range(6)]
+    subs = [c.submit("tiny-any", [rng.randrange(2**30)], request_id=f"k9-{i}") for i in range(5)]
+    # A large request (30 MB of inputs: tens of MB must pass) that must survive the kill too.
+    subs.append(c.submit("tiny-any", [os.urandom(30 * 2**20)], request_id="k9-5"))
     first = c.await_proof(subs[0].job_id, timeout=120)
     assert first.ok
     results: dict[str, object] = {}
