@@ -216,6 +216,12 @@ def write_zkey(pk: ProvingKey, path: PathLike) -> None:
         raise ValueError("a zkey holds snarkjs-convention H points; this key is " + pk.h_convention)
     if pk.r1cs is None:
         raise ValueError("write_zkey needs pk.r1cs (A and B with the input-binding rows)")
+    if pk.r1cs.a.n_rows != pk.r1cs.n_constraints + pk.n_public + 1:
+        raise ValueError(
+            f"pk.r1cs has {pk.r1cs.a.n_rows} rows for {pk.r1cs.n_constraints} constraints and "
+            f"{pk.n_public} public inputs: snarkjs keys need the input-binding rows "
+            "(cuzk.formats.add_snarkjs_public_rows)"
+        )
     if len(pk.h_g1) != pk.domain_size:
         raise ValueError(f"H has {len(pk.h_g1)} points, expected domain_size={pk.domain_size}")
     n8q = c.field_bytes
