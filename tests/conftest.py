@@ -58,6 +58,7 @@ class CircuitSpec:
     template_call: str
     public: tuple[str, ...]
     make_input: InputMaker = field(compare=False)
+    optimize: int = 1  # circom --O level: 2 substitutes linear constraints into others
 
     def source(self) -> str:
         return circom.main_wrapper(self.library, self.template_call, self.public)
@@ -77,8 +78,23 @@ CIRCUITS: dict[str, CircuitSpec] = {
     s.name: s
     for s in (
         mul_chain_spec(8),
-        # 500 constraints + 2 public rows + 1 fill a 512 domain
-        mul_chain_spec(500),
+        # 509 constraints + 2 public rows + 1 fill a 512 domain exactly
+        mul_chain_spec(509),
+        CircuitSpec(
+            "mul_chain_zeros",
+            "mul_chain.circom",
+            "MulChain(20)",
+            ("a",),
+            # a = 0 makes almost every wire 0: zero scalars all through the MSMs
+            lambda rng, r: {"a": "0", "b": _felts(rng, r, 1)[0]},
+        ),
+        CircuitSpec(
+            "no_public",
+            "edge_cases.circom",
+            "NoPublic(6)",
+            (),
+            lambda rng, r: {"a": _felts(rng, r, 1)[0], "b": _felts(rng, r, 1)[0]},
+        ),
         CircuitSpec(
             "multi_io",
             "multi_io.circom",
@@ -108,6 +124,14 @@ CIRCUITS: dict[str, CircuitSpec] = {
             "LinComb(3, 4)",
             ("key",),
             lambda rng, r: {"state": _felts(rng, r, 3), "key": _felts(rng, r, 1)[0]},
+        ),
+        CircuitSpec(
+            "lin_comb_o2",
+            "lin_comb.circom",
+            "LinComb(3, 3)",
+            ("key",),
+            lambda rng, r: {"state": _felts(rng, r, 3), "key": _felts(rng, r, 1)[0]},
+            optimize=2,
         ),
     )
 }
@@ -158,6 +182,7 @@ def cache_key(spec: CircuitSpec, curve: str) -> str:
         spec.source().encode(),
         libs,
         curve.encode(),
+        str(spec.optimize).encode(),
         circom.version().encode(),
         snarkjs.tool_version("snarkjs").encode(),
         hashlib.sha256(ptau.read_bytes()).digest(),
@@ -175,7 +200,7 @@ def build_keys(spec: CircuitSpec, curve: str, cache_dir: Path = CACHE_DIR) -> Pa
     tmp.mkdir(parents=True)
     src = tmp / "circuit.circom"
     src.write_text(spec.source())
-    out = circom.compile_circuit(src, tmp, curve, include=[CIRCUITS_DIR])
+    out = circom.compile_circuit(src, tmp, curve, include=[CIRCUITS_DIR], optimize=spec.optimize)
     snarkjs.groth16_setup(out.r1cs, PTAU[curve], tmp / "circuit.zkey")
     snarkjs.export_vk(tmp / "circuit.zkey", tmp / "verification_key.json")
     (tmp / "stats.json").write_text(json.dumps(out.stats))

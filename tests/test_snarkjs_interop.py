@@ -62,17 +62,6 @@ def _dump(path: Path, obj) -> Path:
     return path
 
 
-def test_harness_self_check(art: CircomArtifact, rng, tmp_path: Path) -> None:
-    """The fixtures are what they claim: snarkjs accepts its own proof and witness, and a
-    witness edited at one wire fails snarkjs's own constraint check."""
-    assert snarkjs.wtns_check(art.r1cs, art.wtns)
-    assert snarkjs.groth16_verify(art.vk_json, art.public_json, art.proof_json)
-    prime, w = read_wtns(art.wtns)
-    w[-1] = (w[-1] + 1 + rng.randrange(prime - 1)) % prime
-    write_wtns(tmp_path / "bad.wtns", prime, w)
-    assert not snarkjs.wtns_check(art.r1cs, tmp_path / "bad.wtns")
-
-
 def test_python_prove_snarkjs_verifies(art: CircomArtifact, tmp_path: Path) -> None:
     pk = read_zkey(art.zkey)
     w, curve = cuzk_read_wtns(art.wtns)
@@ -99,6 +88,8 @@ def test_cli_prove_snarkjs_verifies(art: CircomArtifact, tmp_path: Path) -> None
 
 
 def test_snarkjs_proof_accepted_by_us(art: CircomArtifact) -> None:
+    # the premise: snarkjs accepts its own proof (also checks the fixtures are consistent)
+    assert snarkjs.groth16_verify(art.vk_json, art.public_json, art.proof_json)
     vk = read_vk_json(art.vk_json)
     proof = read_proof_json(art.proof_json)
     public = read_public_json(art.public_json)
@@ -151,7 +142,7 @@ def test_tampered_proofs_rejected(curve: str, circom_artifact, rng, tmp_path: Pa
 def test_wrong_vk_rejected(curve: str, circom_artifact) -> None:
     # same shape of public input (out, a), different circuit and key
     small = circom_artifact(curve, "mul_chain_8")
-    other = circom_artifact(curve, "mul_chain_500")
+    other = circom_artifact(curve, "mul_chain_509")
     assert len(small.public) == len(other.public)
     _both_reject(other.vk_json, small.public_json, small.proof_json)
     assert not verify(read_vk_json(other.vk_json), small.public, read_proof_json(small.proof_json))
