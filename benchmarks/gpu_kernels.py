@@ -1,0 +1,204 @@
+"""GPU kernel benchmark for the CUDA backend: G1/G2 MSM, Fr NTT, groth16_h, CSR SpMV.
+
+Medians of CUDA-event timings after a warm-up; inputs already on the device unless the row says
+"host". Writes JSON (--out) and prints a table last. One device call:
+
+    python3 benchmarks/gpu_kernels.py --warm          # compile every module in parallel first
+    python3 benchmarks/gpu_kernels.py --out results.json --msm 20,22,24 --ntt 20,22,24,26
+
+Points are 2^16 distinct multiples of the generator (made on the GPU), tiled to n: memory
+traffic is that of n distinct points, and bucket contents are as random as with n distinct ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cupy as cp  # noqa: E402
+
+from cuzk.backends.cuda import CudaBackend, choose_window  # noqa: E402
+from cuzk.curves import get_curve  # noqa: E402
+from cuzk.layout import fr_from_ints, g1_from_ints, g2_from_ints  # noqa: E402
+
+BASE_POINTS = 1 << 16
+
+
+def _ints(arg: str) -> list[int]:
+    return [int(x) for x in arg.split(",") if x]
+
+
+def time_ms(fn, reps: int, warm: int = 1) -> list[float]:
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    out = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, end))
+    return out
+
+
+def random_scalars(c, n: int, kind: str, seed: int) -> cp.ndarray:
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2**64, size=(n, 4), dtype=np.uint64)
+    # clear the top bits so that every value is below r (a 1-2 bit bias in the top window only)
+    s[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
+    if kind == "bits":  # Filecoin-like: ~90% 0/1, the rest full width
+        u = rng.random(n)
+        s[u < 0.9] = 0
+        s[u < 0.45, 0] = 1
+    return cp.asarray(s)
+
+
+def make_points(gpu: CudaBackend, c, group: int, n: int, seed: int) -> cp.ndarray:
+    rng = np.random.default_rng(seed)
+    m = min(n, BASE_POINTS)
+    ks = [int.from_bytes(rng.bytes(32), "little") % c.r for _ in range(m)]
+    base = g1_from_ints(c, [c.g1])[0] if group == 1 else g2_from_ints(c, [c.g2])[0]
+    mul = gpu.g1_mul if group == 1 else gpu.g2_mul
+    pts = mul(c, cp.asarray(base), cp.asarray(fr_from_ints(c, ks)))
+    reps = (n + m - 1) // m
+    tiled = cp.tile(pts, (reps,) + (1,) * (pts.ndim - 1))[:n]
+    return cp.ascontiguousarray(tiled)
+
+
+def warm(curves: list[str]) -> None:
+    """Compile every module, each in its own process (NVRTC is single-threaded; CuPy's disk
+    cache then serves later processes)."""
+    jobs = []
+    for cv in curves:
+        for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
+            code = (
+                "from cuzk.backends.cuda import CudaBackend;"
+                f"CudaBackend().module({cv!r}, {kind!r}, {group})"
+            )
+            jobs.append(subprocess.Popen([sys.executable, "-c", code]))
+    t0 = time.time()
+    rc = [j.wait() for j in jobs]
+    print(f"compiled {len(jobs)} modules in {time.time() - t0:.1f} s, rc={rc}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--warm", action="store_true", help="only compile the modules")
+    ap.add_argument("--curves", default="bls12_381")
+    ap.add_argument("--msm", default="16,18,20", help="log2 sizes, G1 MSM")
+    ap.add_argument("--msm-host", default="20", help="log2 sizes, G1 MSM from host arrays")
+    ap.add_argument("--g2", default="16,18", help="log2 sizes, G2 MSM")
+    ap.add_argument("--ntt", default="16,18,20", help="log2 sizes, NTT")
+    ap.add_argument("--h", default="16,18,20", help="log2 sizes, groth16_h")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    curves = args.curves.split(",")
+    if args.warm:
+        warm(curves)
+        return
+    gpu = CudaBackend()
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    info = {
+        "device": dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"]),
+        "sms": dev["multiProcessorCount"],
+        "cupy": cp.__version__,
+        "reps": args.reps,
+        "command": " ".join(sys.argv),
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    rows: list[dict] = []
+
+    def record(op: str, curve: str, logn: int, kind: str, ms: list[float], **extra) -> None:
+        row = {
+            "op": op,
+            "curve": curve,
+            "log2n": logn,
+            "inputs": kind,
+            "median_ms": statistics.median(ms),
+            "min_ms": min(ms),
+            "all_ms": ms,
+            **extra,
+        }
+        rows.append(row)
+        print(
+            f"{op:10s} {curve:10s} 2^{logn:<3d} {kind:12s} {row['median_ms']:10.2f} ms", flush=True
+        )
+
+    seed = int.from_bytes(os.urandom(4), "little")
+    for cv in curves:
+        c = get_curve(cv)
+        for logn in _ints(args.msm):
+            n = 1 << logn
+            pts = make_points(gpu, c, 1, n, seed)
+            for kind in ("uniform", "bits"):
+                sc = random_scalars(c, n, kind, seed + logn)
+                ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
+                record("g1_msm", cv, logn, f"dev/{kind}", ms, window=choose_window(n, c.fr_r_bits))
+                if logn in _ints(args.msm_host) and kind == "uniform":
+                    hp, hs = cp.asnumpy(pts), cp.asnumpy(sc)
+                    ms = time_ms(
+                        lambda p=hp, s=hs, c=c: gpu.g1_msm(c, p, s), max(2, args.reps // 2)
+                    )
+                    record("g1_msm", cv, logn, "host/uniform", ms)
+                del sc
+            del pts
+            cp.get_default_memory_pool().free_all_blocks()
+        for logn in _ints(args.g2):
+            n = 1 << logn
+            pts = make_points(gpu, c, 2, n, seed)
+            for kind in ("uniform", "bits"):
+                sc = random_scalars(c, n, kind, seed + logn)
+                ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g2_msm(c, p, s), max(2, args.reps // 2))
+                record("g2_msm", cv, logn, f"dev/{kind}", ms)
+            del pts
+            cp.get_default_memory_pool().free_all_blocks()
+        for logn in _ints(args.ntt):
+            n = 1 << logn
+            a = random_scalars(c, n, "uniform", seed)
+            w = c.root_of_unity(n, "bellman")
+            ms = time_ms(lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w), args.reps)
+            record("ntt", cv, logn, "dev", ms)
+            ms = time_ms(
+                lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w, inverse=True, shift=7), args.reps
+            )
+            record("intt_coset", cv, logn, "dev", ms)
+            del a
+            cp.get_default_memory_pool().free_all_blocks()
+        for logn in _ints(args.h):
+            n = 1 << logn
+            a, b, cc = (random_scalars(c, n, "uniform", seed + i) for i in range(3))
+            w = c.root_of_unity(n, "bellman")
+            ms = time_ms(
+                lambda a=a, b=b, cc=cc, w=w, c=c: gpu.groth16_h(
+                    c, a, b, cc, w, c.fr_generator, True
+                ),
+                args.reps,
+            )
+            record("groth16_h", cv, logn, "dev/bellman", ms)
+            del a, b, cc
+            cp.get_default_memory_pool().free_all_blocks()
+    result = {"info": info, "rows": rows}
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1))
+    print("\n| op | curve | n | inputs | median ms |\n|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['op']} | {r['curve']} | 2^{r['log2n']} | {r['inputs']} | {r['median_ms']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,510 @@
+"""The CUDA backend: base.Backend on the GPU through CuPy, with kernels compiled at run time by
+NVRTC from cuzk/native/cuda/kernels.cu over the shared field headers (cuzk/native/include).
+
+Every method takes numpy arrays (copied to the device) or CuPy arrays already on the device (a
+proving key kept resident there), in the layout of docs/ARCHITECTURE.md, and returns the same
+kind of array it was given. Results are bit-identical to the CPU backend's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuzk.curves import Curve, get_curve
+
+try:  # CuPy is optional: without it this backend is simply unavailable.
+    import cupy as cp
+except Exception:  # pragma: no cover - depends on the machine
+    cp = None
+
+_NATIVE = Path(__file__).resolve().parents[1] / "native"
+_INCLUDE = _NATIVE / "include"
+_KERNELS = _NATIVE / "cuda" / "kernels.cu"
+
+_CURVE_STRUCT = {"bls12_381": "cuzk::bls12_381", "bn254": "cuzk::bn254"}
+
+MSM_KERNELS = (
+    "msm_histogram",
+    "msm_scatter",
+    "msm_acc_entries_tasks",
+    "msm_acc_items_tasks",
+    "msm_acc_entries_buckets",
+    "msm_acc_items_buckets",
+    "msm_bucket_segments",
+    "msm_reduce_groups",
+    "msm_finish",
+)
+AUX_KERNELS = ("fixed_base_mul", "xyzz_sum_affine")
+FR_KERNELS = (
+    "fr_mul_canonical",
+    "ntt_load",
+    "ntt_store",
+    "ntt_twiddles",
+    "ntt_shared_stages",
+    "ntt_radix4",
+    "ntt_radix2",
+    "h_pointwise",
+    "csr_matvec",
+)
+
+_BLOCK = 256
+_CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
+_NULL = np.uint64(0)
+
+
+def is_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    if cp is None:
+        return False
+    try:
+        return cp.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def _source() -> str:
+    # CuPy's on-disk cache keys on the source text only: fold the headers' hash in, so an edit
+    # of a header recompiles.
+    h = hashlib.sha256()
+    for p in sorted(_INCLUDE.glob("cuzk/*")):
+        h.update(p.read_bytes())
+    return f"// headers {h.hexdigest()}\n" + _KERNELS.read_text()
+
+
+def _options() -> tuple[str, ...]:
+    opts = ["--std=c++17", f"-I{_INCLUDE}", "--device-int128"]
+    extra = os.environ.get("CUZK_NVRTC_OPTIONS", "")
+    opts += extra.split()
+    return tuple(opts)
+
+
+def _grid(n: int, block: int = _BLOCK) -> tuple[int]:
+    return (max(1, (n + block - 1) // block),)
+
+
+def _u32(x: int) -> np.uint32:
+    return np.uint32(x)
+
+
+def _i32(x: int) -> np.int32:
+    return np.int32(x)
+
+
+def choose_window(n: int, bits: int) -> int:
+    """Window width c minimising (windows)·(n mixed adds + ~3 adds per bucket)."""
+    best, best_cost = 3, None
+    for c in range(3, 23):
+        nw = bits // c + 1
+        cost = nw * (n + 3 * (1 << (c - 1)))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+class _Module:
+    """One compiled NVRTC module with a fixed set of instantiated kernels."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self._names = names
+        self._mod = cp.RawModule(
+            code=_source(), options=_options(), name_expressions=list(names.values())
+        )
+        self._fns: dict[str, Any] = {}
+
+    def __getitem__(self, short: str) -> Any:
+        fn = self._fns.get(short)
+        if fn is None:
+            fn = self._fns[short] = self._mod.get_function(self._names[short])
+        return fn
+
+
+class _FrConsts:
+    """Per-curve Fr constants as Montgomery device arrays, and power tables g^i."""
+
+    def __init__(self, c: Curve) -> None:
+        self.c = c
+        self.R = pow(2, 256, c.r)
+        self._cache: dict[tuple, Any] = {}
+
+    def mont(self, values: list[int]) -> Any:
+        r, R = self.c.r, self.R
+        buf = b"".join(((v % r) * R % r).to_bytes(32, "little") for v in values)
+        return cp.asarray(np.frombuffer(buf, dtype=np.uint64).reshape(len(values), 4))
+
+    def scalar(self, v: int) -> Any:
+        key = ("s", v % self.c.r)
+        if key not in self._cache:
+            self._cache[key] = self.mont([v])
+        return self._cache[key]
+
+    def tables(self, g: int, logn: int) -> tuple[Any, Any, int]:
+        """(lo, hi, lb) with g^i = lo[i mod 2^lb] · hi[i >> lb] for i < 2^logn."""
+        g %= self.c.r
+        key = ("t", g, logn)
+        hit = self._cache.get(key)
+        if hit is None:
+            r = self.c.r
+            lb = (logn + 1) // 2
+            lo, x = [], 1
+            for _ in range(1 << lb):
+                lo.append(x)
+                x = x * g % r
+            step, hi, y = x, [], 1  # step = g^(2^lb)
+            for _ in range(max(1, 1 << (logn - lb))):
+                hi.append(y)
+                y = y * step % r
+            hit = self._cache[key] = (self.mont(lo), self.mont(hi), lb)
+        return hit
+
+
+class CudaBackend:
+    name = "cuda"
+
+    def __init__(self, device: int | None = None) -> None:
+        if not is_available():
+            raise RuntimeError("CUDA backend needs CuPy and a CUDA device")
+        if device is not None:
+            cp.cuda.Device(device).use()
+        self._lock = threading.Lock()
+        self._modules: dict[tuple, _Module] = {}
+        self._consts: dict[str, _FrConsts] = {}
+        self._twiddles: dict[tuple, Any] = {}
+        self._resident: dict[int, tuple[Any, Any]] = {}
+
+    # ---- modules and device data ------------------------------------------------------------
+
+    def module(self, curve: Curve | str, kind: str, group: int = 1) -> _Module:
+        """Compiled kernels of one kind ("msm", "aux", "fr") for a curve (and group)."""
+        c = get_curve(curve)
+        key = (c.name, kind, group if kind != "fr" else 0)
+        with self._lock:
+            mod = self._modules.get(key)
+            if mod is None:
+                cs = _CURVE_STRUCT[c.name]
+                if kind == "fr":
+                    names = {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
+                else:
+                    kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
+                    names = {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
+                mod = self._modules[key] = _Module(names)
+        return mod
+
+    def warm_up(self, curves: tuple[str, ...] = ("bls12_381", "bn254")) -> None:
+        """Compile (or load from CuPy's cache) every module for these curves now."""
+        for name in curves:
+            for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
+                self.module(name, kind, group)
+
+    def _fr(self, c: Curve) -> _FrConsts:
+        k = self._consts.get(c.name)
+        if k is None:
+            k = self._consts[c.name] = _FrConsts(c)
+        return k
+
+    def to_device(self, arr: Any, keep: bool = False) -> Any:
+        """A C-contiguous uint64 device copy of arr (a device array passes through).
+
+        keep=True keeps the copy for as long as the host array lives (proving keys: the HOT
+        tier), so later calls with the same array skip the transfer.
+        """
+        if cp is not None and isinstance(arr, cp.ndarray):
+            return cp.ascontiguousarray(arr, dtype=cp.uint64)
+        if keep:
+            hit = self._resident.get(id(arr))
+            if hit is not None and hit[0]() is arr:
+                return hit[1]
+        dev = cp.asarray(np.ascontiguousarray(arr, dtype=np.uint64))
+        if keep:
+            key = id(arr)
+            try:
+                ref = weakref.ref(arr, lambda _r: self._resident.pop(key, None))
+            except TypeError:
+                return dev
+            self._resident[key] = (ref, dev)
+        return dev
+
+    @staticmethod
+    def _out(like: Any, dev: Any) -> Any:
+        if cp is not None and isinstance(like, cp.ndarray):
+            return dev
+        return cp.asnumpy(dev)
+
+    # ---- MSM -----------------------------------------------------------------------------------
+
+    def _msm(self, c: Curve, group: int, points: Any, scalars: Any) -> Any:
+        fw = c.limbs * group  # words per coordinate
+        shape = (2, c.limbs) if group == 1 else (2, 2, c.limbs)
+        n = int(scalars.shape[0]) if scalars.ndim else 0
+        if int(points.shape[0]) != n:
+            raise ValueError(f"{points.shape[0]} points but {n} scalars")
+        if n == 0:
+            return cp.zeros(shape, dtype=cp.uint64)
+        if n >= 1 << 31:
+            raise ValueError("MSM larger than 2^31 points")
+        pts = self.to_device(points).reshape(n, 2 * fw)
+        sc = self.to_device(scalars).reshape(n, 4)
+        mod = self.module(c, "msm", group)
+        bits = c.fr_r_bits
+        cw = choose_window(n, bits)
+        nw = bits // cw + 1
+        M = 1 << (cw - 1)
+        nb = nw * M
+        if nw * n >= 1 << 32:
+            raise ValueError("MSM too large for 32-bit bucket offsets")
+        xw = 4 * fw  # words per XYZZ point
+        counts = cp.zeros(nb, dtype=cp.uint32)
+        mod["msm_histogram"](_grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), counts))
+        off = cp.zeros(nb + 1, dtype=cp.uint32)
+        cp.cumsum(counts, dtype=cp.uint32, out=off[1:])
+        total, maxcnt = (int(v) for v in cp.stack([off[-1], counts.max()]).get())
+        cursor = off[:nb].copy()
+        entries = cp.empty(max(total, 1), dtype=cp.uint32)
+        mod["msm_scatter"](
+            _grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), cursor, entries)
+        )
+        buckets = cp.empty((nb, xw), dtype=cp.uint64)
+        T = _CHUNK_T
+        if maxcnt <= T:
+            mod["msm_acc_entries_buckets"](
+                _grid(nb), (_BLOCK,), (pts, entries, off, _u32(nb), buckets)
+            )
+        else:
+            # Chunked sums until every bucket has one partial; heavy buckets (scalars 1 of a
+            # mostly-binary witness) become many parallel tasks instead of one long thread.
+            items, first = None, True
+            while maxcnt > T:
+                ntasks = (counts + (T - 1)) // T
+                toff = cp.zeros(nb + 1, dtype=cp.uint32)
+                cp.cumsum(ntasks, dtype=cp.uint32, out=toff[1:])
+                nt = int(toff[-1].get())
+                part = cp.empty((nt, xw), dtype=cp.uint64)
+                if first:
+                    mod["msm_acc_entries_tasks"](
+                        _grid(nt), (_BLOCK,), (pts, entries, off, toff, _u32(nb), _u32(T), part)
+                    )
+                else:
+                    mod["msm_acc_items_tasks"](
+                        _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
+                    )
+                items, off, counts, first = part, toff, ntasks, False
+                maxcnt = (maxcnt + T - 1) // T
+            mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
+        # Σ k·B_k per window: segments of S buckets, then group sums down to one per window.
+        S = 64 if M >= 64 else M
+        nseg = (M + S - 1) // S
+        seg = cp.empty((nw * nseg, xw), dtype=cp.uint64)
+        mod["msm_bucket_segments"](
+            _grid(nw * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nw), seg)
+        )
+        per = nseg
+        while per > 1:
+            k = 32
+            per_out = (per + k - 1) // k
+            nxt = cp.empty((nw * per_out, xw), dtype=cp.uint64)
+            mod["msm_reduce_groups"](
+                _grid(nw * per_out),
+                (_BLOCK,),
+                (seg, _u32(per), _u32(per_out), _u32(k), _u32(nw), nxt),
+            )
+            seg, per = nxt, per_out
+        out = cp.empty(shape, dtype=cp.uint64)
+        mod["msm_finish"]((1,), (1,), (seg, _u32(nw), _i32(cw), out))
+        return out
+
+    def g1_msm(self, curve: Curve, points: Any, scalars: Any) -> Any:
+        c = get_curve(curve)
+        return self._out(scalars, self._msm(c, 1, points, scalars))
+
+    def g2_msm(self, curve: Curve, points: Any, scalars: Any) -> Any:
+        c = get_curve(curve)
+        return self._out(scalars, self._msm(c, 2, points, scalars))
+
+    def _mul(self, c: Curve, group: int, base: Any, scalars: Any) -> Any:
+        fw = c.limbs * group
+        n = int(scalars.shape[0])
+        shape = (n, 2, c.limbs) if group == 1 else (n, 2, 2, c.limbs)
+        out = cp.empty(shape, dtype=cp.uint64)
+        if n == 0:
+            return out
+        b = self.to_device(base).reshape(2 * fw)
+        sc = self.to_device(scalars).reshape(n, 4)
+        mod = self.module(c, "aux", group)
+        mod["fixed_base_mul"](_grid(n, 128), (128,), (b, sc, _u32(n), out))
+        return out
+
+    def g1_mul(self, curve: Curve, base: Any, scalars: Any) -> Any:
+        return self._out(scalars, self._mul(get_curve(curve), 1, base, scalars))
+
+    def g2_mul(self, curve: Curve, base: Any, scalars: Any) -> Any:
+        return self._out(scalars, self._mul(get_curve(curve), 2, base, scalars))
+
+    # ---- Fr: NTT, h, SpMV ---------------------------------------------------------------------
+
+    def fr_mul(self, curve: Curve, a: Any, b: Any) -> Any:
+        c = get_curve(curve)
+        da, db = self.to_device(a).reshape(-1, 4), self.to_device(b).reshape(-1, 4)
+        n = da.shape[0]
+        if db.shape[0] != n:
+            raise ValueError("a and b differ in length")
+        out = cp.empty((n, 4), dtype=cp.uint64)
+        if n:
+            self.module(c, "fr")["fr_mul_canonical"](_grid(n), (_BLOCK,), (da, db, out, _u32(n)))
+        return self._out(a, out)
+
+    def _tw(self, c: Curve, omega: int, logn: int) -> Any:
+        key = (c.name, omega % c.r, logn)
+        tw = self._twiddles.get(key)
+        if tw is None:
+            count = max(1, (1 << logn) // 2)
+            lo, hi, lb = self._fr(c).tables(omega, max(logn - 1, 0))
+            tw = cp.empty((count, 4), dtype=cp.uint64)
+            self.module(c, "fr")["ntt_twiddles"](
+                _grid(count), (_BLOCK,), (tw, _u32(count), lo, hi, _i32(lb))
+            )
+            self._twiddles[key] = tw
+        return tw
+
+    def _load(
+        self,
+        c: Curve,
+        src: Any,
+        dst: Any,
+        logn: int,
+        canonical: bool,
+        scale: int | None = None,
+        g: int | None = None,
+    ) -> None:
+        n = 1 << logn
+        k = self._fr(c)
+        s = k.scalar(scale) if scale is not None else _NULL
+        lo, hi, lb = k.tables(g, logn) if g is not None else (_NULL, _NULL, 0)
+        self.module(c, "fr")["ntt_load"](
+            _grid(n),
+            (_BLOCK,),
+            (src, dst, _u32(n), _i32(logn), _i32(int(canonical)), _i32(1), s, lo, hi, _i32(lb)),
+        )
+
+    def _store(
+        self,
+        c: Curve,
+        src: Any,
+        dst: Any,
+        logn: int,
+        scale: int | None = None,
+        g: int | None = None,
+    ) -> None:
+        n = 1 << logn
+        k = self._fr(c)
+        s = k.scalar(scale) if scale is not None else _NULL
+        lo, hi, lb = k.tables(g, logn) if g is not None else (_NULL, _NULL, 0)
+        self.module(c, "fr")["ntt_store"](
+            _grid(n), (_BLOCK,), (src, dst, _u32(n), s, lo, hi, _i32(lb))
+        )
+
+    def _stages(self, c: Curve, data: Any, omega: int, logn: int) -> None:
+        """In-place DIT butterflies over bit-reversed Montgomery data: natural-order output."""
+        if logn == 0:
+            return
+        n = 1 << logn
+        tw = self._tw(c, omega, logn)
+        mod = self.module(c, "fr")
+        logchunk = min(logn, 10)
+        threads = max(1, min(512, (1 << logchunk) // 2))
+        mod["ntt_shared_stages"](
+            (n >> logchunk,),
+            (threads,),
+            (data, tw, _u32(n), _i32(logn), _i32(logchunk)),
+            shared_mem=32 << logchunk,
+        )
+        st = logchunk
+        while logn - st >= 2:
+            mod["ntt_radix4"](_grid(n // 4), (_BLOCK,), (data, tw, _u32(n), _i32(logn), _i32(st)))
+            st += 2
+        if st < logn:
+            mod["ntt_radix2"](_grid(n // 2), (_BLOCK,), (data, tw, _u32(n), _i32(logn), _i32(st)))
+
+    @staticmethod
+    def _logn(n: int) -> int:
+        if n <= 0 or n & (n - 1):
+            raise ValueError(f"NTT size {n} is not a power of two")
+        return n.bit_length() - 1
+
+    def fr_ntt(
+        self, curve: Curve, a: Any, omega: int, inverse: bool = False, shift: int | None = None
+    ) -> Any:
+        c = get_curve(curve)
+        da = self.to_device(a).reshape(-1, 4)
+        n = da.shape[0]
+        logn = self._logn(n)
+        r = c.r
+        work = cp.empty((n, 4), dtype=cp.uint64)
+        out = cp.empty((n, 4), dtype=cp.uint64)
+        if not inverse:
+            self._load(c, da, work, logn, True, g=shift)
+            self._stages(c, work, omega, logn)
+            self._store(c, work, out, logn)
+        else:
+            self._load(c, da, work, logn, True)
+            self._stages(c, work, pow(omega, -1, r), logn)
+            g = pow(shift, -1, r) if shift is not None else None
+            self._store(c, work, out, logn, scale=pow(n, -1, r), g=g)
+        return self._out(a, out)
+
+    def groth16_h(
+        self, curve: Curve, a: Any, b: Any, c: Any, omega: int, shift: int, coefficients: bool
+    ) -> Any:
+        cv = get_curve(curve)
+        r = cv.r
+        ins = [self.to_device(v).reshape(-1, 4) for v in (a, b, c)]
+        n = ins[0].shape[0]
+        if not (ins[1].shape[0] == ins[2].shape[0] == n):
+            raise ValueError("a, b, c must have the same length")
+        logn = self._logn(n)
+        omega_inv, n_inv = pow(omega, -1, r), pow(n, -1, r)
+        coset = []
+        tmp = cp.empty((n, 4), dtype=cp.uint64)
+        for v in ins:
+            # evaluations -> coefficients (scaled by n later) -> evaluations on s·<ω>
+            self._load(cv, v, tmp, logn, True)
+            self._stages(cv, tmp, omega_inv, logn)
+            e = cp.empty((n, 4), dtype=cp.uint64)
+            self._load(cv, tmp, e, logn, False, scale=n_inv, g=shift)
+            self._stages(cv, e, omega, logn)
+            coset.append(e)
+        ea, eb, ec = coset
+        zinv = (
+            self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r)) if coefficients else _NULL
+        )
+        self.module(cv, "fr")["h_pointwise"](_grid(n), (_BLOCK,), (ea, eb, ec, ea, _u32(n), zinv))
+        out = cp.empty((n, 4), dtype=cp.uint64)
+        if coefficients:
+            self._load(cv, ea, tmp, logn, False)
+            self._stages(cv, tmp, omega_inv, logn)
+            self._store(cv, tmp, out, logn, scale=n_inv, g=pow(shift, -1, r))
+        else:
+            self._store(cv, ea, out, logn)
+        return self._out(a, out)
+
+    def csr_matvec(self, curve: Curve, indptr: Any, indices: Any, values: Any, w: Any) -> Any:
+        c = get_curve(curve)
+        ip = cp.asarray(indptr, dtype=cp.int64)
+        ix = cp.asarray(indices, dtype=cp.int64)
+        vals = self.to_device(values).reshape(-1, 4)
+        dw = self.to_device(w).reshape(-1, 4)
+        m = int(ip.shape[0]) - 1
+        out = cp.empty((max(m, 0), 4), dtype=cp.uint64)
+        if m > 0:
+            self.module(c, "fr")["csr_matvec"](
+                _grid(m), (_BLOCK,), (ip, ix, vals, dw, out, _u32(m))
+            )
+        return self._out(w, out)
+
+
+__all__ = ["CudaBackend", "is_available", "choose_window"]

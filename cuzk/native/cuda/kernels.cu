@@ -1,0 +1,567 @@
+// GPU kernels of the CUDA backend (cuzk/backends/cuda.py), compiled at run time by NVRTC over
+// the shared __host__ __device__ field headers. Every kernel is a template over the curve
+// traits of curves.cuh (and, for the MSM, the group: 1 = G1 over Fq, 2 = G2 over Fq2); the
+// backend instantiates the ones it needs through name expressions.
+//
+// Array layout is docs/ARCHITECTURE.md's: Fr as 4 canonical limbs at the API boundary
+// (Montgomery inside the NTT pipeline), affine points (x, y) in Montgomery form, infinity = 0.
+#include "cuzk/curves.cuh"
+
+using namespace cuzk;
+
+namespace gpu {
+
+// ---------------------------------------------------------------------------------------------
+// Group law in XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; infinity: ZZ = 0), the
+// cheapest form for bucket sums: a mixed addition costs 8M + 2S and needs no inversion.
+// Formulas: add-2008-s, madd-2008-s, dbl-2008-s-1 for y^2 = x^3 + b (a = 0).
+
+template <class F>
+struct Xyzz {
+    F X, Y, ZZ, ZZZ;
+};
+
+template <class C, int G>
+struct GroupOf;
+template <class C>
+struct GroupOf<C, 1> {
+    typedef typename C::Fq F;
+};
+template <class C>
+struct GroupOf<C, 2> {
+    typedef typename C::Fq2 F;
+};
+
+template <class F>
+__device__ __forceinline__ Xyzz<F> xyzz_inf() {
+    Xyzz<F> r;
+    r.X = F::zero();
+    r.Y = F::zero();
+    r.ZZ = F::zero();
+    r.ZZZ = F::zero();
+    return r;
+}
+
+template <class F>
+__device__ __noinline__ Xyzz<F> xyzz_dbl(const Xyzz<F>& p) {
+    if (p.ZZ.is_zero()) return p;
+    F U = p.Y.dbl();
+    F V = U.sqr();
+    F W = U * V;
+    F S = p.X * V;
+    F X2 = p.X.sqr();
+    F M = X2.dbl() + X2;
+    Xyzz<F> r;
+    r.X = M.sqr() - S.dbl();
+    r.Y = M * (S - r.X) - W * p.Y;
+    r.ZZ = V * p.ZZ;
+    r.ZZZ = W * p.ZZZ;
+    return r;
+}
+
+// p += (x2, y2), an affine point that is not infinity.
+template <class F>
+__device__ __noinline__ void xyzz_add_aff(Xyzz<F>& p, const F& x2, const F& y2) {
+    if (p.ZZ.is_zero()) {
+        p.X = x2;
+        p.Y = y2;
+        p.ZZ = F::one();
+        p.ZZZ = F::one();
+        return;
+    }
+    F U2 = x2 * p.ZZ;
+    F S2 = y2 * p.ZZZ;
+    F P = U2 - p.X;
+    F R = S2 - p.Y;
+    if (P.is_zero()) {
+        if (R.is_zero()) {  // same point: double the affine one
+            F U = y2.dbl();
+            F V = U.sqr();
+            F W = U * V;
+            F S = x2 * V;
+            F X2 = x2.sqr();
+            F M = X2.dbl() + X2;
+            p.X = M.sqr() - S.dbl();
+            p.Y = M * (S - p.X) - W * y2;
+            p.ZZ = V;
+            p.ZZZ = W;
+        } else {
+            p = xyzz_inf<F>();
+        }
+        return;
+    }
+    F PP = P.sqr();
+    F PPP = P * PP;
+    F Q = p.X * PP;
+    F X3 = R.sqr() - PPP - Q.dbl();
+    p.Y = R * (Q - X3) - p.Y * PPP;
+    p.X = X3;
+    p.ZZ = p.ZZ * PP;
+    p.ZZZ = p.ZZZ * PPP;
+}
+
+template <class F>
+__device__ __noinline__ void xyzz_add(Xyzz<F>& p, const Xyzz<F>& q) {
+    if (q.ZZ.is_zero()) return;
+    if (p.ZZ.is_zero()) {
+        p = q;
+        return;
+    }
+    F U1 = p.X * q.ZZ;
+    F U2 = q.X * p.ZZ;
+    F S1 = p.Y * q.ZZZ;
+    F S2 = q.Y * p.ZZZ;
+    F P = U2 - U1;
+    F R = S2 - S1;
+    if (P.is_zero()) {
+        if (R.is_zero()) {
+            p = xyzz_dbl(p);
+        } else {
+            p = xyzz_inf<F>();
+        }
+        return;
+    }
+    F PP = P.sqr();
+    F PPP = P * PP;
+    F Q = U1 * PP;
+    F X3 = R.sqr() - PPP - Q.dbl();
+    p.Y = R * (Q - X3) - S1 * PPP;
+    p.X = X3;
+    p.ZZ = p.ZZ * q.ZZ * PP;
+    p.ZZZ = p.ZZZ * q.ZZZ * PPP;
+}
+
+// Affine (Montgomery limbs, zeros for infinity) out of XYZZ.
+template <class F>
+__device__ __noinline__ void xyzz_store_affine(const Xyzz<F>& p, uint64_t* out) {
+    constexpr int W = sizeof(F) / 8;
+    if (p.ZZ.is_zero()) {
+        for (int i = 0; i < 2 * W; i++) out[i] = 0;
+        return;
+    }
+    F x = p.X * p.ZZ.inv();
+    F y = p.Y * p.ZZZ.inv();
+    x.to_raw(out);
+    y.to_raw(out + W);
+}
+
+template <class F>
+__device__ __forceinline__ bool raw_is_zero(const uint64_t* a) {
+    constexpr int W = sizeof(F) / 8;
+    uint64_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < 2 * W; i++) acc |= a[i];
+    return acc == 0;
+}
+
+// Signed window digit w of a canonical 4-limb scalar (c-bit windows, digits in
+// [-2^(c-1), 2^(c-1)]); carry is the borrow from the previous window, updated in place.
+__device__ __forceinline__ int window_digit(const uint64_t* s, int w, int c, int& carry) {
+    int off = w * c;
+    int limb = off >> 6, sh = off & 63;
+    uint64_t v = 0;
+    if (limb < 4) {
+        v = s[limb] >> sh;
+        if (sh + c > 64 && limb + 1 < 4) v |= s[limb + 1] << (64 - sh);
+    }
+    int d = (int)(v & ((1ull << c) - 1)) + carry;
+    if (d > (1 << (c - 1))) {
+        d -= (1 << c);
+        carry = 1;
+    } else {
+        carry = 0;
+    }
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MSM, Pippenger with signed digits. Bucket key = window·2^(c-1) + |digit| - 1.
+// 1) msm_histogram counts entries per bucket; 2) a scan gives offsets; 3) msm_scatter writes
+// (point index | sign << 31) into each bucket's slice (a counting sort); 4) msm_acc_* sum each
+// bucket in chunks of at most T entries, repeated until one partial per bucket; 5)
+// msm_bucket_segments + msm_reduce_groups form Σ k·B_k per window; 6) msm_finish combines
+// the windows and writes the affine result. Scalars 0 add nothing; scalars 1 all land in
+// bucket (0, 1), whose chunks are summed in parallel like a batch addition.
+
+template <class C, int G>
+__global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
+                              int nw, uint32_t* counts) {
+    typedef typename GroupOf<C, G>::F F;
+    constexpr int PW = 2 * sizeof(F) / 8;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (raw_is_zero<F>(points + (size_t)i * PW)) return;
+    uint64_t s[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) s[k] = scalars[4 * (size_t)i + k];
+    int carry = 0;
+    const uint32_t M = 1u << (c - 1);
+    for (int w = 0; w < nw; w++) {
+        int d = window_digit(s, w, c, carry);
+        if (d == 0) continue;
+        uint32_t mag = d < 0 ? -d : d;
+        atomicAdd(&counts[w * M + mag - 1], 1u);
+    }
+}
+
+template <class C, int G>
+__global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
+                            int nw, uint32_t* cursor, uint32_t* entries) {
+    typedef typename GroupOf<C, G>::F F;
+    constexpr int PW = 2 * sizeof(F) / 8;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (raw_is_zero<F>(points + (size_t)i * PW)) return;
+    uint64_t s[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) s[k] = scalars[4 * (size_t)i + k];
+    int carry = 0;
+    const uint32_t M = 1u << (c - 1);
+    for (int w = 0; w < nw; w++) {
+        int d = window_digit(s, w, c, carry);
+        if (d == 0) continue;
+        uint32_t mag = d < 0 ? -d : d;
+        uint32_t pos = atomicAdd(&cursor[w * M + mag - 1], 1u);
+        entries[pos] = i | (d < 0 ? 0x80000000u : 0u);
+    }
+}
+
+// Last b with off[b] <= t (off non-decreasing, off[0] = 0 <= t).
+__device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, uint32_t t) {
+    uint32_t lo = 0, hi = nb;  // answer in [lo, hi)
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (off[mid] <= t) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+template <class F>
+__device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uint32_t* entries,
+                                               uint32_t begin, uint32_t end) {
+    constexpr int PW = 2 * sizeof(F) / 8;
+    Xyzz<F> acc = xyzz_inf<F>();
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t e = entries[k];
+        const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
+        F x = F::from_raw(p);
+        F y = F::from_raw(p + PW / 2);
+        if (e >> 31) y = y.neg();
+        xyzz_add_aff(acc, x, y);
+    }
+    return acc;
+}
+
+template <class F>
+__device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begin, uint32_t end) {
+    Xyzz<F> acc = xyzz_inf<F>();
+    for (uint32_t k = begin; k < end; k++) xyzz_add(acc, items[k]);
+    return acc;
+}
+
+// Chunked sums: task t covers at most T entries of one bucket. ntasks_total lives on the device
+// (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
+template <class C, int G>
+__global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
+                                      const uint32_t* bucket_off, const uint32_t* task_off,
+                                      uint32_t nb, uint32_t T, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= task_off[nb]) return;
+    uint32_t b = find_slot(task_off, nb, t);
+    uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
+    uint32_t end = min(begin + T, bucket_off[b + 1]);
+    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F>(points, entries, begin, end);
+}
+
+template <class C, int G>
+__global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
+                                    const uint32_t* task_off, uint32_t nb, uint32_t T,
+                                    uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= task_off[nb]) return;
+    uint32_t b = find_slot(task_off, nb, t);
+    uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
+    uint32_t end = min(begin + T, bucket_off[b + 1]);
+    reinterpret_cast<Xyzz<F>*>(out)[t] =
+        sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
+}
+
+// One thread per bucket: the whole (short) slice; empty buckets become infinity.
+template <class C, int G>
+__global__ void msm_acc_entries_buckets(const uint64_t* points, const uint32_t* entries,
+                                        const uint32_t* bucket_off, uint32_t nb, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    reinterpret_cast<Xyzz<F>*>(out)[b] =
+        sum_entries<F>(points, entries, bucket_off[b], bucket_off[b + 1]);
+}
+
+template <class C, int G>
+__global__ void msm_acc_items_buckets(const uint64_t* items, const uint32_t* bucket_off,
+                                      uint32_t nb, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    reinterpret_cast<Xyzz<F>*>(out)[b] = sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items),
+                                                      bucket_off[b], bucket_off[b + 1]);
+}
+
+// Per window w and segment [lo, hi) of its M buckets (bucket k holds digit k + 1):
+// Σ_k (k + 1)·B_k over the segment = Σ_k (k - lo + 1)·B_k + lo·Σ_k B_k (running sums).
+template <class C, int G>
+__global__ void msm_bucket_segments(const uint64_t* buckets, uint32_t M, uint32_t S,
+                                    uint32_t nseg, uint32_t nw, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= nseg * nw) return;
+    uint32_t w = gid / nseg, s = gid % nseg;
+    uint32_t lo = s * S, hi = min(lo + S, M);
+    const Xyzz<F>* B = reinterpret_cast<const Xyzz<F>*>(buckets) + (size_t)w * M;
+    Xyzz<F> run = xyzz_inf<F>(), acc = xyzz_inf<F>();
+    for (uint32_t k = hi; k-- > lo;) {
+        xyzz_add(run, B[k]);
+        xyzz_add(acc, run);
+    }
+    if (lo) {
+        Xyzz<F> m = xyzz_inf<F>();
+        for (int bit = 31 - __clz(lo); bit >= 0; bit--) {
+            m = xyzz_dbl(m);
+            if ((lo >> bit) & 1) xyzz_add(m, run);
+        }
+        xyzz_add(acc, m);
+    }
+    reinterpret_cast<Xyzz<F>*>(out)[gid] = acc;
+}
+
+// out[w·per_out + g] = Σ in[w·per_in + g·k + i], i < k (within the window's per_in items).
+template <class C, int G>
+__global__ void msm_reduce_groups(const uint64_t* in, uint32_t per_in, uint32_t per_out,
+                                  uint32_t k, uint32_t nw, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= per_out * nw) return;
+    uint32_t w = gid / per_out, g = gid % per_out;
+    uint32_t begin = g * k, end = min(begin + k, per_in);
+    const Xyzz<F>* src = reinterpret_cast<const Xyzz<F>*>(in) + (size_t)w * per_in;
+    reinterpret_cast<Xyzz<F>*>(out)[gid] = sum_items<F>(src, begin, end);
+}
+
+// Horner over windows (c doublings each), then affine. One thread.
+template <class C, int G>
+__global__ void msm_finish(const uint64_t* windows, uint32_t nw, int c, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    const Xyzz<F>* W = reinterpret_cast<const Xyzz<F>*>(windows);
+    Xyzz<F> acc = W[nw - 1];
+    for (int w = (int)nw - 2; w >= 0; w--) {
+        for (int i = 0; i < c; i++) acc = xyzz_dbl(acc);
+        xyzz_add(acc, W[w]);
+    }
+    xyzz_store_affine(acc, out);
+}
+
+// Sum of XYZZ partial results (e.g. MSMs of several chunks) into one affine point.
+template <class C, int G>
+__global__ void xyzz_sum_affine(const uint64_t* items, uint32_t n, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    xyzz_store_affine(sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), 0, n), out);
+}
+
+// Fixed-base batch scalar multiplication (setup): out[i] = scalars[i]·base, affine.
+template <class C, int G>
+__global__ void fixed_base_mul(const uint64_t* base, const uint64_t* scalars, uint32_t n,
+                               uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    constexpr int PW = 2 * sizeof(F) / 8;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    F bx = F::from_raw(base), by = F::from_raw(base + PW / 2);
+    bool base_inf = raw_is_zero<F>(base);
+    Xyzz<F> acc = xyzz_inf<F>();
+    if (!base_inf) {
+        for (int limb = 3; limb >= 0; limb--) {
+            uint64_t s = scalars[4 * (size_t)i + limb];
+            for (int bit = 63; bit >= 0; bit--) {
+                acc = xyzz_dbl(acc);
+                if ((s >> bit) & 1) xyzz_add_aff(acc, bx, by);
+            }
+        }
+    }
+    xyzz_store_affine(acc, out + (size_t)i * PW);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fr kernels. Inside the NTT pipeline data stay in Montgomery form.
+
+template <class C>
+__global__ void fr_mul_canonical(const uint64_t* a, const uint64_t* b, uint64_t* out, uint32_t n) {
+    typedef typename C::Fr Fr;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr x = Fr::from_canonical(a + 4 * (size_t)i), y = Fr::from_canonical(b + 4 * (size_t)i);
+    (x * y).to_canonical(out + 4 * (size_t)i);
+}
+
+__device__ __forceinline__ uint32_t bitrev(uint32_t i, int logn) {
+    return logn ? __brev(i) >> (32 - logn) : 0;
+}
+
+// g^i from two tables (Montgomery): lo[i & (2^LB - 1)] · hi[i >> LB].
+template <class Fr>
+__device__ __forceinline__ Fr pow_from_tables(const uint64_t* lo, const uint64_t* hi, uint32_t i,
+                                              int lb) {
+    return Fr::from_raw(lo + 4 * (size_t)(i & ((1u << lb) - 1))) *
+           Fr::from_raw(hi + 4 * (size_t)(i >> lb));
+}
+
+// out[i] = conv(in[src]) · scale · g^src with src = bitrev(i) (or i); conv takes canonical limbs
+// to Montgomery when in_canonical, else copies. Tables may be null (no powers).
+template <class C>
+__global__ void ntt_load(const uint64_t* in, uint64_t* out, uint32_t n, int logn, int in_canonical,
+                         int reverse, const uint64_t* scale, const uint64_t* lo,
+                         const uint64_t* hi, int lb) {
+    typedef typename C::Fr Fr;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t src = reverse ? bitrev(i, logn) : i;
+    Fr x = in_canonical ? Fr::from_canonical(in + 4 * (size_t)src) : Fr::from_raw(in + 4 * (size_t)src);
+    if (scale) x = x * Fr::from_raw(scale);
+    if (lo) x = x * pow_from_tables<Fr>(lo, hi, src, lb);
+    x.to_raw(out + 4 * (size_t)i);
+}
+
+// out[i] = canonical(in[i] · scale · g^i).
+template <class C>
+__global__ void ntt_store(const uint64_t* in, uint64_t* out, uint32_t n, const uint64_t* scale,
+                          const uint64_t* lo, const uint64_t* hi, int lb) {
+    typedef typename C::Fr Fr;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr x = Fr::from_raw(in + 4 * (size_t)i);
+    if (scale) x = x * Fr::from_raw(scale);
+    if (lo) x = x * pow_from_tables<Fr>(lo, hi, i, lb);
+    x.to_canonical(out + 4 * (size_t)i);
+}
+
+// tw[j] = ω^j for j < count, from two power tables.
+template <class C>
+__global__ void ntt_twiddles(uint64_t* tw, uint32_t count, const uint64_t* lo, const uint64_t* hi,
+                             int lb) {
+    typedef typename C::Fr Fr;
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= count) return;
+    pow_from_tables<Fr>(lo, hi, j, lb).to_raw(tw + 4 * (size_t)j);
+}
+
+// Decimation-in-time butterflies on bit-reversed input. The first stages (half-sizes 1 ..
+// chunk/2) run in shared memory, one block per contiguous chunk of `chunk` elements.
+template <class C>
+__global__ void ntt_shared_stages(uint64_t* data, const uint64_t* tw, uint32_t n, int logn,
+                                  int logchunk) {
+    typedef typename C::Fr Fr;
+    extern __shared__ uint64_t sh[];
+    Fr* s = reinterpret_cast<Fr*>(sh);
+    const uint32_t chunk = 1u << logchunk;
+    const uint32_t base = blockIdx.x * chunk;
+    for (uint32_t k = threadIdx.x; k < chunk; k += blockDim.x)
+        s[k] = Fr::from_raw(data + 4 * (size_t)(base + k));
+    __syncthreads();
+    for (int st = 0; st < logchunk; st++) {
+        const uint32_t h = 1u << st;
+        for (uint32_t t = threadIdx.x; t < chunk / 2; t += blockDim.x) {
+            uint32_t j = t & (h - 1);
+            uint32_t i0 = ((t >> st) << (st + 1)) | j;
+            Fr w = Fr::from_raw(tw + 4 * (size_t)(j << (logn - 1 - st)));
+            Fr u = s[i0], v = s[i0 + h] * w;
+            s[i0] = u + v;
+            s[i0 + h] = u - v;
+        }
+        __syncthreads();
+    }
+    for (uint32_t k = threadIdx.x; k < chunk; k += blockDim.x)
+        s[k].to_raw(data + 4 * (size_t)(base + k));
+}
+
+// Two DIT stages (half-sizes h and 2h) in registers: thread t owns i0, i0+h, i0+2h, i0+3h.
+template <class C>
+__global__ void ntt_radix4(uint64_t* data, const uint64_t* tw, uint32_t n, int logn, int logh) {
+    typedef typename C::Fr Fr;
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n / 4) return;
+    const uint32_t h = 1u << logh;
+    uint32_t j = t & (h - 1);
+    uint32_t i0 = ((t >> logh) << (logh + 2)) | j;
+    uint64_t* p = data + 4 * (size_t)i0;
+    const size_t hs = 4 * (size_t)h;
+    Fr a0 = Fr::from_raw(p), a1 = Fr::from_raw(p + hs), a2 = Fr::from_raw(p + 2 * hs),
+       a3 = Fr::from_raw(p + 3 * hs);
+    Fr w1 = Fr::from_raw(tw + 4 * (size_t)(j << (logn - 1 - logh)));
+    Fr v = a1 * w1;
+    a1 = a0 - v;
+    a0 = a0 + v;
+    v = a3 * w1;
+    a3 = a2 - v;
+    a2 = a2 + v;
+    Fr w2a = Fr::from_raw(tw + 4 * (size_t)(j << (logn - 2 - logh)));
+    Fr w2b = Fr::from_raw(tw + 4 * (size_t)((j + h) << (logn - 2 - logh)));
+    v = a2 * w2a;
+    a2 = a0 - v;
+    a0 = a0 + v;
+    v = a3 * w2b;
+    a3 = a1 - v;
+    a1 = a1 + v;
+    a0.to_raw(p);
+    a1.to_raw(p + hs);
+    a2.to_raw(p + 2 * hs);
+    a3.to_raw(p + 3 * hs);
+}
+
+template <class C>
+__global__ void ntt_radix2(uint64_t* data, const uint64_t* tw, uint32_t n, int logn, int logh) {
+    typedef typename C::Fr Fr;
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n / 2) return;
+    const uint32_t h = 1u << logh;
+    uint32_t j = t & (h - 1);
+    uint32_t i0 = ((t >> logh) << (logh + 1)) | j;
+    uint64_t* p = data + 4 * (size_t)i0;
+    Fr u = Fr::from_raw(p), v = Fr::from_raw(p + 4 * (size_t)h);
+    v = v * Fr::from_raw(tw + 4 * (size_t)(j << (logn - 1 - logh)));
+    (u + v).to_raw(p);
+    (u - v).to_raw(p + 4 * (size_t)h);
+}
+
+// Groth16 quotient on the coset: out = (a·b − c)·zinv (Montgomery; zinv may be null).
+template <class C>
+__global__ void h_pointwise(const uint64_t* a, const uint64_t* b, const uint64_t* c, uint64_t* out,
+                            uint32_t n, const uint64_t* zinv) {
+    typedef typename C::Fr Fr;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    size_t o = 4 * (size_t)i;
+    Fr x = Fr::from_raw(a + o) * Fr::from_raw(b + o) - Fr::from_raw(c + o);
+    if (zinv) x = x * Fr::from_raw(zinv);
+    x.to_raw(out + o);
+}
+
+// CSR matrix × vector over Fr, one thread per row. Values and w are canonical; the Montgomery
+// product of canonical inputs is v·w·R^-1, so the row sum times R^2 (one more product) is the
+// canonical Σ v·w.
+template <class C>
+__global__ void csr_matvec(const int64_t* indptr, const int64_t* indices, const uint64_t* values,
+                           const uint64_t* w, uint64_t* out, uint32_t m) {
+    typedef typename C::Fr Fr;
+    uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= m) return;
+    Fr acc = Fr::zero();
+    for (int64_t k = indptr[row]; k < indptr[row + 1]; k++)
+        acc += Fr::from_raw(values + 4 * k) * Fr::from_raw(w + 4 * indices[k]);
+    Fr::from_canonical(acc.v).to_raw(out + 4 * (size_t)row);
+}
+
+}  // namespace gpu

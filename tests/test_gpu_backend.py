@@ -1,0 +1,229 @@
+"""CUDA backend against the reference backend (pure Python) and, where it is built, the CPU
+backend: bit-exact results on fresh random inputs and edge cases. Skipped without CuPy or GPU."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+from cuzk.backends.reference import ReferenceBackend
+from cuzk.curves import get_curve
+from cuzk.layout import fr_from_ints, fr_to_ints, g1_from_ints, g2_from_ints
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+from cuzk.backends import cuda  # noqa: E402
+
+if not cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+CURVES = ("bls12_381", "bn254")
+SEED = int.from_bytes(os.urandom(8), "little")
+REF = ReferenceBackend()
+
+
+@pytest.fixture(scope="module")
+def gpu() -> cuda.CudaBackend:
+    return cuda.CudaBackend()
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> random.Random:
+    seed = SEED ^ hash(request.node.name) & 0xFFFFFFFF
+    print(f"seed {seed}")
+    return random.Random(seed)
+
+
+def _cpu():
+    from cuzk.backends.cpu import native_module
+
+    nat = native_module()
+    if nat is None:
+        return None
+    from cuzk.backends.cpu import CpuBackend
+
+    return CpuBackend()
+
+
+def _edge_scalars(rng: random.Random, r: int, n: int) -> list[int]:
+    base = [0, 1, r - 1, 2, r - 2, (r - 1) // 2]
+    out = [rng.choice(base) if rng.random() < 0.3 else rng.randrange(r) for _ in range(n)]
+    return out
+
+
+def _bits_scalars(rng: random.Random, r: int, n: int) -> list[int]:
+    """Filecoin-like: mostly 0 and 1, a few full-width values."""
+    return [rng.randrange(r) if rng.random() < 0.05 else rng.randrange(2) for _ in range(n)]
+
+
+def _gen_points(gpu: cuda.CudaBackend, c, group: int, ks: list[int]) -> np.ndarray:
+    base = g1_from_ints(c, [c.g1])[0] if group == 1 else g2_from_ints(c, [c.g2])[0]
+    mul = gpu.g1_mul if group == 1 else gpu.g2_mul
+    return mul(c, base, fr_from_ints(c, ks))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_fr_mul(gpu, rng, curve):
+    c = get_curve(curve)
+    n = 1000 + rng.randrange(100)
+    a = [rng.randrange(c.r) for _ in range(n)]
+    b = [rng.randrange(c.r) for _ in range(n)]
+    a[:3], b[:3] = [0, 1, c.r - 1], [c.r - 1, c.r - 1, c.r - 1]
+    out = fr_to_ints(gpu.fr_mul(c, fr_from_ints(c, a), fr_from_ints(c, b)))
+    assert out == [x * y % c.r for x, y in zip(a, b, strict=True)]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", (1, 2))
+def test_fixed_base_mul_matches_reference(gpu, rng, curve, group):
+    c = get_curve(curve)
+    ks = [0, 1, c.r - 1] + [rng.randrange(c.r) for _ in range(5)]
+    base = g1_from_ints(c, [c.g1])[0] if group == 1 else g2_from_ints(c, [c.g2])[0]
+    mul = (gpu.g1_mul, REF.g1_mul) if group == 1 else (gpu.g2_mul, REF.g2_mul)
+    got = mul[0](c, base, fr_from_ints(c, ks))
+    want = mul[1](c, base, fr_from_ints(c, ks))
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", (1, 2))
+def test_msm_small_matches_reference(gpu, rng, curve, group):
+    c = get_curve(curve)
+    n = rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = _gen_points(gpu, c, group, ks)
+    # edge cases: infinity, a repeated point, a point and its negation
+    pts[0] = 0
+    pts[2] = pts[1]
+    pts[4] = _gen_points(gpu, c, group, [c.r - ks[3]])[0]
+    scalars = fr_from_ints(c, _edge_scalars(rng, c.r, n))
+    msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
+    assert np.array_equal(msm[0](c, pts, scalars), msm[1](c, pts, scalars))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("kind", ("uniform", "bits", "zeros", "ones", "same"))
+def test_msm_large_by_discrete_log(gpu, rng, curve, kind):
+    """Points k_i·G with known k_i: Σ s_i·(k_i·G) must equal (Σ s_i·k_i)·G."""
+    c = get_curve(curve)
+    n = rng.choice([(1 << 14) + rng.randrange(1, 999), 1 << 14])
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    if kind == "same":
+        ks = [ks[0]] * n
+    pts = _gen_points(gpu, c, 1, ks)
+    if kind == "uniform":
+        s = [rng.randrange(c.r) for _ in range(n)]
+    elif kind == "bits":
+        s = _bits_scalars(rng, c.r, n)
+    elif kind == "zeros":
+        s = [0] * n
+    elif kind == "ones":
+        s = [1] * n
+    else:
+        s = _edge_scalars(rng, c.r, n)
+    got = gpu.g1_msm(c, pts, fr_from_ints(c, s))
+    total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
+    want = _gen_points(gpu, c, 1, [total])[0]
+    assert np.array_equal(got, want)
+    # and with the points and scalars already on the device
+    got_dev = gpu.g1_msm(c, cp.asarray(pts), cp.asarray(fr_from_ints(c, s)))
+    assert np.array_equal(cp.asnumpy(got_dev), want)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_g2_msm_by_discrete_log(gpu, rng, curve):
+    c = get_curve(curve)
+    n = 3000 + rng.randrange(100)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = _gen_points(gpu, c, 2, ks)
+    s = _bits_scalars(rng, c.r, n)
+    s[:4] = [c.r - 1, 1, 0, 2]
+    got = gpu.g2_msm(c, pts, fr_from_ints(c, s))
+    total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
+    assert np.array_equal(got, _gen_points(gpu, c, 2, [total])[0])
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_msm_matches_cpu_backend(gpu, rng, curve):
+    cpu = _cpu()
+    if cpu is None:
+        pytest.skip("CPU backend not built")
+    c = get_curve(curve)
+    n = 5000 + rng.randrange(100)
+    pts = _gen_points(gpu, c, 1, [rng.randrange(1, c.r) for _ in range(n)])
+    s = fr_from_ints(c, _edge_scalars(rng, c.r, n))
+    assert np.array_equal(gpu.g1_msm(c, pts, s), cpu.g1_msm(c, pts, s))
+    p2 = _gen_points(gpu, c, 2, [rng.randrange(1, c.r) for _ in range(300)])
+    s2 = fr_from_ints(c, _bits_scalars(rng, c.r, 300))
+    assert np.array_equal(gpu.g2_msm(c, p2, s2), cpu.g2_msm(c, p2, s2))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("logn", (0, 1, 3, 6, 11))
+def test_ntt_matches_reference(gpu, rng, curve, logn):
+    c = get_curve(curve)
+    n = 1 << logn
+    a = fr_from_ints(c, [rng.randrange(c.r) for _ in range(n)])
+    for conv in ("snarkjs", "bellman"):
+        w = c.root_of_unity(n, conv)
+        for inverse in (False, True):
+            for shift in (None, c.fr_generator, rng.randrange(1, c.r)):
+                got = gpu.fr_ntt(c, a, w, inverse=inverse, shift=shift)
+                want = REF.fr_ntt(c, a, w, inverse=inverse, shift=shift)
+                assert np.array_equal(got, want), (conv, inverse, shift)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_ntt_large_roundtrip_and_points(gpu, rng, curve):
+    c = get_curve(curve)
+    logn = 18
+    n = 1 << logn
+    vals = [rng.randrange(c.r) for _ in range(n)]
+    a = fr_from_ints(c, vals)
+    w = c.root_of_unity(n, "bellman")
+    ev = gpu.fr_ntt(c, a, w)
+    evi = fr_to_ints(ev)
+    for i in [0, 1, n - 1] + [rng.randrange(n) for _ in range(2)]:
+        x = pow(w, i, c.r)
+        acc = 0
+        for v in reversed(vals):
+            acc = (acc * x + v) % c.r
+        assert evi[i] == acc
+    assert np.array_equal(gpu.fr_ntt(c, ev, w, inverse=True), a)
+    cpu = _cpu()
+    if cpu is not None:
+        s = c.fr_generator
+        assert np.array_equal(gpu.fr_ntt(c, a, w, shift=s), cpu.fr_ntt(c, a, w, shift=s))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("coefficients", (False, True))
+def test_groth16_h_matches_reference(gpu, rng, curve, coefficients):
+    c = get_curve(curve)
+    for n in (1, 2, 32, 64):
+        conv = "bellman" if coefficients else "snarkjs"
+        w = c.root_of_unity(n, conv)
+        shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
+        a, b, cc = (fr_from_ints(c, [rng.randrange(c.r) for _ in range(n)]) for _ in range(3))
+        got = gpu.groth16_h(c, a, b, cc, w, shift, coefficients)
+        want = REF.groth16_h(c, a, b, cc, w, shift, coefficients)
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_csr_matvec(gpu, rng, curve):
+    c = get_curve(curve)
+    m, k = 700 + rng.randrange(50), 300
+    rows = [rng.choice([0, 1, 2, 3, 7, 40]) for _ in range(m)]
+    indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    nnz = int(indptr[-1])
+    indices = np.array([rng.randrange(k) for _ in range(nnz)], dtype=np.int64)
+    vals = [rng.choice([1, c.r - 1, rng.randrange(c.r)]) for _ in range(nnz)]
+    w = [rng.choice([0, 1, rng.randrange(c.r)]) for _ in range(k)]
+    got = gpu.csr_matvec(c, indptr, indices, fr_from_ints(c, vals), fr_from_ints(c, w))
+    want = REF.csr_matvec(c, indptr, indices, fr_from_ints(c, vals), fr_from_ints(c, w))
+    assert np.array_equal(got, want)
