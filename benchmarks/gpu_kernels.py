@@ -85,7 +85,7 @@ def warm(curves: list[str]) -> None:
         for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
             code = (
                 "from cuzk.backends.cuda import CudaBackend;"
-                f"CudaBackend().module({cv!r}, {kind!r}, {group})"
+                f"CudaBackend().module({cv!r}, {kind!r}, {group}).load_all()"
             )
             jobs.append(subprocess.Popen([sys.executable, "-c", code]))
     t0 = time.time()
@@ -115,6 +115,7 @@ def main() -> None:
         "device": dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"]),
         "sms": dev["multiProcessorCount"],
         "cupy": cp.__version__,
+        "nvrtc_options": os.environ.get("CUZK_NVRTC_OPTIONS", ""),
         "reps": args.reps,
         "command": " ".join(sys.argv),
         "when": time.strftime("%Y-%m-%d %H:%M:%S"),

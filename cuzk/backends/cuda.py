@@ -118,6 +118,10 @@ class _Module:
         )
         self._fns: dict[str, Any] = {}
 
+    def load_all(self) -> None:
+        for short in self._names:
+            self[short]
+
     def __getitem__(self, short: str) -> Any:
         fn = self._fns.get(short)
         if fn is None:
@@ -200,7 +204,7 @@ class CudaBackend:
         """Compile (or load from CuPy's cache) every module for these curves now."""
         for name in curves:
             for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
-                self.module(name, kind, group)
+                self.module(name, kind, group).load_all()
 
     def _fr(self, c: Curve) -> _FrConsts:
         k = self._consts.get(c.name)

@@ -133,6 +133,9 @@ struct Fp {
 
     // Montgomery product a·b·R^-1 (no-carry CIOS).
     CUZK_HD Fp operator*(const Fp& o) const {
+#if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)
+        return mul_ptx(o);
+#else
         uint64_t t[N];
 #pragma unroll
         for (int i = 0; i < N; i++) t[i] = 0;
@@ -161,8 +164,65 @@ struct Fp {
         for (int i = 0; i < N; i++) r.v[i] = t[i];
         if (geq_mod(r.v)) sub_mod_inplace(r.v);
         return r;
+#endif
     }
     CUZK_HD Fp sqr() const { return *this * *this; }
+
+#if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)
+    // Device path: CIOS over 2N 32-bit words (the GPU's native multiplier width) with PTX
+    // carry chains. Each row adds a·b_i (even words, then odd words: two chains whose
+    // lo/hi halves tile t without overlap), then m·p with m = t_0·(-p^-1) mod 2^32, then
+    // shifts t down one word. Same result as the portable code: fully reduced.
+    __device__ __forceinline__ static void row(uint32_t* t, const uint32_t* a, uint32_t b) {
+        constexpr int n = 2 * N;
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a[0]), "r"(b));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a[0]), "r"(b));
+#pragma unroll
+        for (int j = 2; j < n; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a[j]), "r"(b));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a[j]), "r"(b));
+        }
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[n]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[n + 1]));
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a[1]), "r"(b));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[2]) : "r"(a[1]), "r"(b));
+#pragma unroll
+        for (int j = 3; j < n; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a[j]), "r"(b));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a[j]), "r"(b));
+        }
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[n + 1]));
+    }
+    __device__ __forceinline__ Fp mul_ptx(const Fp& o) const {
+        constexpr int n = 2 * N;
+        uint32_t a[n], b[n], p[n], t[n + 2];
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            a[2 * i] = (uint32_t)v[i];
+            a[2 * i + 1] = (uint32_t)(v[i] >> 32);
+            b[2 * i] = (uint32_t)o.v[i];
+            b[2 * i + 1] = (uint32_t)(o.v[i] >> 32);
+            p[2 * i] = (uint32_t)P::mod(i);
+            p[2 * i + 1] = (uint32_t)(P::mod(i) >> 32);
+        }
+#pragma unroll
+        for (int i = 0; i < n + 2; i++) t[i] = 0;
+        const uint32_t inv = (uint32_t)P::INV;
+#pragma unroll
+        for (int i = 0; i < n; i++) {
+            row(t, a, b[i]);
+            row(t, p, t[0] * inv);  // t_0 becomes 0
+#pragma unroll
+            for (int k = 0; k < n + 1; k++) t[k] = t[k + 1];
+            t[n + 1] = 0;
+        }
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = (uint64_t)t[2 * i] | ((uint64_t)t[2 * i + 1] << 32);
+        if (geq_mod(r.v)) sub_mod_inplace(r.v);
+        return r;
+    }
+#endif
 
     // Canonical limbs -> Montgomery form and back.
     CUZK_HD static Fp from_canonical(const uint64_t* a) {
