@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -175,8 +176,21 @@ def _sha(*parts: bytes) -> str:
     return h.hexdigest()[:16]
 
 
+def _library_sources(name: str, seen: set[str] | None = None) -> bytes:
+    """A library file and, recursively, the files it includes."""
+    seen = set() if seen is None else seen
+    if name in seen:
+        return b""
+    seen.add(name)
+    text = (CIRCUITS_DIR / name).read_bytes()
+    out = text
+    for inc in re.findall(rb'^\s*include\s+"([^"]+)"', text, re.M):
+        out += _library_sources(inc.decode(), seen)
+    return out
+
+
 def cache_key(spec: CircuitSpec, curve: str) -> str:
-    libs = b"".join(p.read_bytes() for p in sorted(CIRCUITS_DIR.glob("*.circom")))
+    libs = _library_sources(spec.library)
     ptau = PTAU[curve]
     return _sha(
         spec.source().encode(),
@@ -195,6 +209,8 @@ def build_keys(spec: CircuitSpec, curve: str, cache_dir: Path = CACHE_DIR) -> Pa
     key_dir = cache_dir / f"{spec.name}-{curve}-{cache_key(spec, curve)}"
     if (key_dir / "done").exists():
         return key_dir
+    for stale in cache_dir.glob(f"{spec.name}-{curve}-*"):  # older sources or tools
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = cache_dir / f".{key_dir.name}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
