@@ -34,7 +34,7 @@ from cuzk.groth16.prover import prove
 from cuzk.groth16.setup import setup
 from cuzk.groth16.verifier import verify
 from cuzk.layout import fr_to_ints
-from cuzk.tools import snarkjs
+from cuzk.tools import circom, snarkjs
 
 CASES = [(c, n) for c in CURVES for n in CIRCUIT_NAMES]
 
@@ -235,3 +235,21 @@ def test_python_dev_setup_roundtrip(curve: str, circom_artifact, test_seed: int,
     ours = prove(read_zkey(zkey), w)
     write_proof_json(tmp_path / "ours.json", ours)
     assert snarkjs.groth16_verify(vk, pub, tmp_path / "ours.json")
+
+
+def test_missing_tool_says_how_to_install(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(snarkjs, "repo_root", lambda: tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUZK_NODE_MODULES", str(tmp_path / "nowhere"))
+    with pytest.raises(snarkjs.ToolNotFound, match="scripts/bootstrap.sh"):
+        snarkjs.find_tool("snarkjs")
+
+
+def test_circom_error_is_raised_with_its_message(tmp_path: Path) -> None:
+    src = tmp_path / "broken.circom"
+    src.write_text(
+        "pragma circom 2.0.0;\ntemplate T() { signal input a; signal output b; b <== a * a * a; }\n"
+        "component main = T();\n"
+    )
+    with pytest.raises(snarkjs.ToolError, match="[Nn]on quadratic"):
+        circom.compile_circuit(src, tmp_path / "out", "bn254")
