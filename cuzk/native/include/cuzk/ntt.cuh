@@ -114,6 +114,9 @@ inline int num_threads(int requested) { return requested > 0 ? requested : omp_g
 // Stages over blocks of 2^BLOCK_LOG elements (128 KiB of Fr) stay in a core's L2 cache.
 static constexpr int BLOCK_LOG = 12;
 
+// Transforms of at most one block run on one thread: waking others costs more than it saves.
+inline int threads_for(int log_n, int requested) { return log_n <= BLOCK_LOG ? 1 : requested; }
+
 template <class Fr>
 Fr pow_u64(const Fr& x, uint64_t e) {
     return x.pow(&e, 1);
@@ -153,12 +156,32 @@ void transform(Fr* a, int log_n, const Fr* tw, int threads) {
     const uint64_t n = 1ull << log_n;
     const int lb = std::min(log_n, BLOCK_LOG);
     const uint64_t B = 1ull << lb, nblocks = n >> lb;
+    const uint64_t half = n / 2;
     auto block_stages = [&](int s_from, int s_to, int step) {
 #pragma omp for schedule(static)
         for (int64_t blk = 0; blk < (int64_t)nblocks; blk++) {
             Fr* base = a + (uint64_t)blk * B;
             for (int s = s_from; s != s_to; s += step) {
-                for (uint64_t k = 0; k < B / 2; k++) stage_butterfly<Fr, DIT, INVERSE>(base, tw, k, s, log_n);
+                const uint64_t m = 1ull << s;
+                const int tshift = log_n - 1 - s;
+                for (uint64_t g = 0; g < B; g += 2 * m) {
+                    Fr* x = base + g;
+                    // j = 0 has twiddle 1 in every variant: add/subtract only (this makes the
+                    // first DIT / last DIF stage free of multiplications).
+                    Fr u = x[0], v = x[m];
+                    x[0] = u + v;
+                    x[m] = u - v;
+                    for (uint64_t j = 1; j < m; j++) {
+                        const uint64_t e = j << tshift;
+                        if (DIT) {
+                            if (INVERSE) dit_butterfly_inv(x[j], x[j + m], tw[half - e]);
+                            else dit_butterfly(x[j], x[j + m], tw[e]);
+                        } else {
+                            if (INVERSE) dif_butterfly_inv(x[j], x[j + m], tw[half - e]);
+                            else dif_butterfly(x[j], x[j + m], tw[e]);
+                        }
+                    }
+                }
             }
         }
     };
@@ -221,6 +244,7 @@ Fr inv_n(int log_n) {
 template <class Fr>
 void ntt_natural(Fr* a, int log_n, const Fr& omega, bool inverse, const Fr* shift, int threads) {
     const uint64_t n = 1ull << log_n;
+    threads = threads_for(log_n, threads);
     if (log_n == 0) return;
     std::vector<Fr> tw = twiddles(omega, log_n, threads);
     if (!inverse && shift != nullptr) {
@@ -272,6 +296,7 @@ template <class Fr>
 void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift, bool coefficients,
                int threads) {
     const uint64_t n = 1ull << log_n;
+    threads = threads_for(log_n, threads);
     check_root(omega, log_n);
     Fr sn = shift;
     for (int i = 0; i < log_n; i++) sn = sn.sqr();

@@ -63,6 +63,7 @@ namespace spmv {
 template <class Fr>
 bool all_canonical(const uint64_t* x, int64_t n, int threads) {
     int64_t bad = 0;
+    if (n < (1 << 14)) threads = 1;  // not worth waking other threads
 #pragma omp parallel for schedule(static) reduction(+ : bad) num_threads(threads)
     for (int64_t i = 0; i < n; i++) bad += Fr::geq_mod(x + 4 * i) ? 1 : 0;
     return bad == 0;
