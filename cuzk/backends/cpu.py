@@ -36,6 +36,11 @@ def _fr_limbs(c: Curve, v: int) -> np.ndarray:
     return fr_from_ints(c, [v])[0]
 
 
+# Below this many elements a call runs on one thread: spinning up a thread team costs more than
+# the work, and on a loaded machine waiting for busy cores costs far more (seconds, not µs).
+SMALL = 2048
+
+
 class CpuBackend:
     name = "cpu"
 
@@ -46,13 +51,18 @@ class CpuBackend:
         self._n = nat
         self.threads = threads
 
+    def _threads(self, n: int) -> int:
+        return 1 if self.threads == 0 and n < SMALL else self.threads
+
     def g1_msm(self, curve: Curve, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
         if len(points) != len(scalars):
             raise ValueError(f"{len(points)} points but {len(scalars)} scalars")
         if len(points) == 0:
             return np.zeros((2, c.limbs), dtype=np.uint64)
-        return self._n.g1_msm(c.name, _u64(points), _u64(scalars), threads=self.threads)
+        return self._n.g1_msm(
+            c.name, _u64(points), _u64(scalars), threads=self._threads(len(points))
+        )
 
     def g2_msm(self, curve: Curve, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
@@ -60,23 +70,32 @@ class CpuBackend:
             raise ValueError(f"{len(points)} points but {len(scalars)} scalars")
         if len(points) == 0:
             return np.zeros((2, 2, c.limbs), dtype=np.uint64)
-        return self._n.g2_msm(c.name, _u64(points), _u64(scalars), threads=self.threads)
+        return self._n.g2_msm(
+            c.name, _u64(points), _u64(scalars), threads=self._threads(len(points))
+        )
 
     def g1_mul(self, curve: Curve, base: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
         if len(scalars) == 0:
             return np.zeros((0, 2, c.limbs), dtype=np.uint64)
-        return self._n.g1_mul(c.name, _u64(base).reshape(2, c.limbs), _u64(scalars))
+        return self._n.g1_mul(
+            c.name, _u64(base).reshape(2, c.limbs), _u64(scalars), threads=self._threads(len(scalars))
+        )
 
     def g2_mul(self, curve: Curve, base: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
         if len(scalars) == 0:
             return np.zeros((0, 2, 2, c.limbs), dtype=np.uint64)
-        return self._n.g2_mul(c.name, _u64(base).reshape(2, 2, c.limbs), _u64(scalars))
+        return self._n.g2_mul(
+            c.name,
+            _u64(base).reshape(2, 2, c.limbs),
+            _u64(scalars),
+            threads=self._threads(len(scalars)),
+        )
 
     def g1_add(self, curve: Curve, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
-        return self._n.g1_add(c.name, _u64(p), _u64(q))
+        return self._n.g1_add(c.name, _u64(p), _u64(q), threads=self._threads(len(p)))
 
     def fr_ntt(
         self,
@@ -88,7 +107,9 @@ class CpuBackend:
     ) -> np.ndarray:
         c = get_curve(curve)
         s = None if shift is None else _fr_limbs(c, shift)
-        return self._n.fr_ntt(c.name, _u64(a), _fr_limbs(c, omega), inverse, s)
+        return self._n.fr_ntt(
+            c.name, _u64(a), _fr_limbs(c, omega), inverse, s, threads=self._threads(len(a))
+        )
 
     def groth16_h(
         self,
@@ -109,6 +130,7 @@ class CpuBackend:
             _fr_limbs(cv, omega),
             _fr_limbs(cv, shift),
             coefficients,
+            threads=self._threads(len(a)),
         )
 
     def csr_matvec(
@@ -126,4 +148,5 @@ class CpuBackend:
             np.ascontiguousarray(indices, dtype=np.int64),
             _u64(values),
             _u64(w),
+            threads=self._threads(len(indptr)),
         )
