@@ -77,6 +77,84 @@ def make_points(gpu: CudaBackend, c, group: int, n: int, seed: int) -> cp.ndarra
     return cp.ascontiguousarray(tiled)
 
 
+def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
+    """A key of the synthetic Filecoin-like circuit's shape with random points: not a valid
+    key (a real setup at 2^24 is far too slow in Python), but every kernel does the real work."""
+    from cuzk.circuits.synthetic import for_domain
+    from cuzk.groth16.keys import ProvingKey
+
+    circ = for_domain(c, logn)
+    nv, npub, n = circ.n_vars, circ.n_public, 1 << logn
+
+    def g1(k: int) -> np.ndarray:
+        return cp.asnumpy(make_points(gpu, c, 1, k, seed + k))
+
+    def g2(k: int) -> np.ndarray:
+        return cp.asnumpy(make_points(gpu, c, 2, k, seed + k))
+
+    one1, one2 = g1(1)[0], g2(1)[0]
+    pk = ProvingKey(
+        curve=c,
+        n_vars=nv,
+        n_public=npub,
+        domain_size=n,
+        alpha_g1=one1,
+        beta_g1=one1,
+        beta_g2=one2,
+        delta_g1=one1,
+        delta_g2=one2,
+        a_g1=g1(nv),
+        b_g1=g1(nv),
+        b_g2=g2(nv),
+        l_g1=g1(nv - npub - 1),
+        h_g1=g1(n),
+        h_convention="snarkjs",
+        vk=None,
+        r1cs=circ.r1cs(),
+    )
+    return pk, circ
+
+
+def bench_prove(gpu: CudaBackend, c, logn: int, reps: int, seed: int, record) -> None:
+    from cuzk.circuits.synthetic import witness_mix
+    from cuzk.groth16 import prover
+
+    pk, circ = fake_key(gpu, c, logn, seed)
+    rng = np.random.default_rng(seed)
+    wits = {"filecoin": circ.witness(seed)}
+    wr = rng.integers(0, 2**64, size=(circ.n_vars, 4), dtype=np.uint64)
+    wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
+    wr[0] = [1, 0, 0, 0]
+    wits["random"] = wr
+    for kind, w in wits.items():
+        check = kind == "filecoin"
+        phases: dict[str, list[float]] = {"synth": [], "kernels": [], "assemble": [], "total": []}
+        for i in range(reps + 1):  # the first run uploads the key (HOT tier) and is dropped
+            t0 = time.perf_counter()
+            syn = prover.synthesize(pk, w, gpu, check=check)
+            t1 = time.perf_counter()
+            out = prover.kernels(pk, syn, gpu)
+            cp.cuda.Device().synchronize()
+            t2 = time.perf_counter()
+            prover.assemble(pk, out, 5, 7, gpu)
+            t3 = time.perf_counter()
+            if i:
+                for k, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+                    phases[k].append(v * 1e3)
+        mix = witness_mix(w)
+        record(
+            "prove",
+            c.name,
+            logn,
+            f"host/{kind}",
+            phases["total"],
+            phases_ms={k: statistics.median(v) for k, v in phases.items()},
+            binary=round(mix["binary"], 3),
+        )
+    del pk
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 def warm(curves: list[str]) -> None:
     """Compile every module, each in its own process (NVRTC is single-threaded; CuPy's disk
     cache then serves later processes)."""
@@ -102,6 +180,9 @@ def main() -> None:
     ap.add_argument("--g2", default="16,18", help="log2 sizes, G2 MSM")
     ap.add_argument("--ntt", default="16,18,20", help="log2 sizes, NTT")
     ap.add_argument("--h", default="16,18,20", help="log2 sizes, groth16_h")
+    ap.add_argument("--windows", default="", help="window widths to sweep at --sweep-log")
+    ap.add_argument("--sweep-log", type=int, default=24)
+    ap.add_argument("--prove", default="", help="log2 domain sizes, whole partition prove")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -134,6 +215,8 @@ def main() -> None:
             **extra,
         }
         rows.append(row)
+        if args.out:  # rewrite as we go: a later failure keeps what was measured
+            Path(args.out).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
         print(
             f"{op:10s} {curve:10s} 2^{logn:<3d} {kind:12s} {row['median_ms']:10.2f} ms", flush=True
         )
@@ -156,6 +239,17 @@ def main() -> None:
                     record("g1_msm", cv, logn, "host/uniform", ms)
                 del sc
             del pts
+            cp.get_default_memory_pool().free_all_blocks()
+        if args.windows:
+            n = 1 << args.sweep_log
+            pts = make_points(gpu, c, 1, n, seed)
+            sc = random_scalars(c, n, "uniform", seed)
+            for cw in _ints(args.windows):
+                os.environ["CUZK_MSM_WINDOW"] = str(cw)
+                ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), max(2, args.reps // 2))
+                record("g1_msm", cv, args.sweep_log, f"dev/uniform/c={cw}", ms, window=cw)
+            os.environ.pop("CUZK_MSM_WINDOW")
+            del pts, sc
             cp.get_default_memory_pool().free_all_blocks()
         for logn in _ints(args.g2):
             n = 1 << logn
@@ -191,11 +285,15 @@ def main() -> None:
             record("groth16_h", cv, logn, "dev/bellman", ms)
             del a, b, cc
             cp.get_default_memory_pool().free_all_blocks()
+        for logn in _ints(args.prove):
+            bench_prove(gpu, c, logn, max(1, args.reps // 2), seed, record)
     result = {"info": info, "rows": rows}
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))
     print("\n| op | curve | n | inputs | median ms |\n|---|---|---|---|---|")
     for r in rows:
+        if "phases_ms" in r:
+            r["inputs"] += " " + ", ".join(f"{k} {v:.0f}" for k, v in r["phases_ms"].items())
         print(
             f"| {r['op']} | {r['curve']} | 2^{r['log2n']} | {r['inputs']} | {r['median_ms']:.2f} |"
         )
