@@ -51,30 +51,91 @@ CUZK_HD void butterfly_at(uint64_t k, int s, int log_n, uint64_t& i0, uint64_t& 
     tw_index = j << (log_n - 1 - s);
 }
 
+// Branch-free modular add/sub for the butterflies: on random data the reduction branch of
+// Fp's operators is unpredictable, and mispredictions cost a quarter of a butterfly on x86.
+// (A candidate for ff.cuh itself; kept here so the NTT does not depend on that change.)
+template <class P>
+CUZK_HD Fp<P> add_nb(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    uint64_t s[N], t[N];
+    Fp<P> r;
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+    unsigned char c = 0, br = 0;
+    for (int i = 0; i < N; i++)
+        c = __builtin_ia32_addcarryx_u64(c, a.v[i], b.v[i], (unsigned long long*)&s[i]);
+    for (int i = 0; i < N; i++)
+        br = __builtin_ia32_sbb_u64(br, s[i], P::mod(i), (unsigned long long*)&t[i]);
+    const uint64_t keep = 0 - (uint64_t)br;  // s < p: keep the sum
+#else
+    uint64_t carry = 0, borrow = 0;
+    for (int i = 0; i < N; i++) {
+        u128 x = (u128)a.v[i] + b.v[i] + carry;
+        s[i] = (uint64_t)x;
+        carry = (uint64_t)(x >> 64);
+    }
+    for (int i = 0; i < N; i++) {
+        u128 d = (u128)s[i] - P::mod(i) - borrow;
+        t[i] = (uint64_t)d;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+    const uint64_t keep = 0 - borrow;
+#endif
+    for (int i = 0; i < N; i++) r.v[i] = (s[i] & keep) | (t[i] & ~keep);
+    return r;
+}
+template <class P>
+CUZK_HD Fp<P> sub_nb(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    uint64_t d[N];
+    Fp<P> r;
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+    unsigned char br = 0, c = 0;
+    for (int i = 0; i < N; i++)
+        br = __builtin_ia32_sbb_u64(br, a.v[i], b.v[i], (unsigned long long*)&d[i]);
+    const uint64_t m = 0 - (uint64_t)br;  // a < b: add p back
+    for (int i = 0; i < N; i++)
+        c = __builtin_ia32_addcarryx_u64(c, d[i], P::mod(i) & m, (unsigned long long*)&r.v[i]);
+#else
+    uint64_t borrow = 0, carry = 0;
+    for (int i = 0; i < N; i++) {
+        u128 x = (u128)a.v[i] - b.v[i] - borrow;
+        d[i] = (uint64_t)x;
+        borrow = (uint64_t)(x >> 64) & 1;
+    }
+    const uint64_t m = 0 - borrow;
+    for (int i = 0; i < N; i++) {
+        u128 x = (u128)d[i] + (P::mod(i) & m) + carry;
+        r.v[i] = (uint64_t)x;
+        carry = (uint64_t)(x >> 64);
+    }
+#endif
+    return r;
+}
+
 // Forward butterflies with twiddle w = ω^e.
 template <class Fr>
 CUZK_HD void dit_butterfly(Fr& u, Fr& v, const Fr& w) {
     Fr t = v * w;
-    v = u - t;
-    u = u + t;
+    v = sub_nb(u, t);
+    u = add_nb(u, t);
 }
 template <class Fr>
 CUZK_HD void dif_butterfly(Fr& u, Fr& v, const Fr& w) {
-    Fr t = u - v;
-    u = u + v;
+    Fr t = sub_nb(u, v);
+    u = add_nb(u, v);
     v = t * w;
 }
 // Inverse butterflies given tw_neg = tw[n/2 − e] = −ω^-e (see the header comment).
 template <class Fr>
 CUZK_HD void dit_butterfly_inv(Fr& u, Fr& v, const Fr& tw_neg) {
     Fr t = v * tw_neg;  // = −v·ω^-e
-    v = u + t;
-    u = u - t;
+    v = add_nb(u, t);
+    u = sub_nb(u, t);
 }
 template <class Fr>
 CUZK_HD void dif_butterfly_inv(Fr& u, Fr& v, const Fr& tw_neg) {
-    Fr t = v - u;
-    u = u + v;
+    Fr t = sub_nb(v, u);
+    u = add_nb(u, v);
     v = t * tw_neg;  // = (u − v)·ω^-e
 }
 
@@ -139,6 +200,24 @@ void powers(Fr* out, const Fr& start, const Fr& base, uint64_t n, int threads) {
     }
 }
 
+// start·base^i for any i < 2^log_n in one multiplication, from two tables of ~sqrt(n) entries
+// (i split into high and low bits), so passes can visit indices in any order.
+template <class Fr>
+struct PowerTable {
+    int k;
+    uint64_t mask;
+    std::vector<Fr> lo, hi;
+    PowerTable(const Fr& base, const Fr& start, int log_n)
+        : k(log_n / 2), mask((1ull << (log_n / 2)) - 1), lo(1ull << (log_n / 2)),
+          hi(1ull << (log_n - log_n / 2)) {
+        Fr x = Fr::one();
+        for (auto& v : lo) v = x, x = x * base;  // x ends at base^(2^k)
+        Fr y = start;
+        for (auto& v : hi) v = y, y = y * x;
+    }
+    Fr at(uint64_t i) const { return hi[i >> k] * lo[i & mask]; }
+};
+
 // tw[i] = ω^i for i in [0, n/2] (n/2 + 1 entries; n >= 2).
 template <class Fr>
 std::vector<Fr> twiddles(const Fr& omega, int log_n, int threads) {
@@ -169,8 +248,8 @@ void transform(Fr* a, int log_n, const Fr* tw, int threads) {
                     // j = 0 has twiddle 1 in every variant: add/subtract only (this makes the
                     // first DIT / last DIF stage free of multiplications).
                     Fr u = x[0], v = x[m];
-                    x[0] = u + v;
-                    x[m] = u - v;
+                    x[0] = add_nb(u, v);
+                    x[m] = sub_nb(u, v);
                     for (uint64_t j = 1; j < m; j++) {
                         const uint64_t e = j << tshift;
                         if (DIT) {
@@ -317,21 +396,16 @@ void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift,
     for (int i = 0; i < 4; i++) r2[i] = Fr::one().v[i];
     const Fr mont_R = Fr::from_canonical(r2);
     const Fr ninv = inv_n<Fr>(log_n);
-#pragma omp parallel num_threads(num_threads(threads))
+    // Walk memory in order; position j holds coefficient rev(j), scaled by s^rev(j)/n.
     {
-        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-        if (lo < hi) {
-            Fr x = ninv * pow_u64(shift, lo);  // s^i/n
-            Fr xa = x * mont_R;                // s^i·R/n
-            for (uint64_t i = lo; i < hi; i++) {
-                const uint64_t j = bit_reverse(i, log_n);
-                a[j] = a[j] * xa;
-                b[j] = b[j] * x;
-                c[j] = c[j] * x;
-                x = x * shift;
-                xa = xa * shift;
-            }
+        const PowerTable<Fr> pw(shift, ninv, log_n), pw_a(shift, ninv * mont_R, log_n);
+#pragma omp parallel for schedule(static) num_threads(num_threads(threads))
+        for (int64_t j = 0; j < (int64_t)n; j++) {
+            const uint64_t i = bit_reverse(j, log_n);
+            const Fr x = pw.at(i);
+            a[j] = a[j] * pw_a.at(i);
+            b[j] = b[j] * x;
+            c[j] = c[j] * x;
         }
     }
     for (Fr* x : arrs) transform<Fr, true, false>(x, log_n, tw.data(), threads);
@@ -340,22 +414,20 @@ void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift,
     if (!coefficients) return;
 
     transform<Fr, false, true>(a, log_n, tw.data(), threads);
-    const Fr sinv = shift.inv();
-    const Fr k = ninv * (sn - Fr::one()).inv();
-#pragma omp parallel num_threads(num_threads(threads))
-    {
-        const uint64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-        if (lo < hi) {
-            Fr x = k * pow_u64(sinv, lo);
-            for (uint64_t i = lo; i < hi; i++) {
-                const uint64_t j = bit_reverse(i, log_n);
-                a[j] = a[j] * x;
-                x = x * sinv;
-            }
+    // Coefficient i (at position rev(i)) times s^-i/(n·(s^n − 1)), moved to position i: the
+    // scaling rides along with the bit-reversal swaps.
+    const PowerTable<Fr> pw(shift.inv(), ninv * (sn - Fr::one()).inv(), log_n);
+#pragma omp parallel for schedule(static) num_threads(num_threads(threads))
+    for (int64_t j = 0; j < (int64_t)n; j++) {
+        const uint64_t rj = bit_reverse(j, log_n);
+        if ((uint64_t)j < rj) {
+            const Fr x = a[j];
+            a[j] = a[rj] * pw.at(j);
+            a[rj] = x * pw.at(rj);
+        } else if ((uint64_t)j == rj) {
+            a[j] = a[j] * pw.at(j);
         }
     }
-    bit_reverse_permute(a, log_n, threads);
 }
 
 // L_i(τ) for the domain ⟨ω⟩ of size n: ω^i (τ^n − 1) / (n (τ − ω^i)); Montgomery form in/out.
