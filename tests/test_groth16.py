@@ -132,21 +132,28 @@ def tamper_g2(curve: Curve, pt: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("convention", CONVENTIONS)
 @pytest.mark.parametrize("curve_name", sorted(CURVES))
 @pytest.mark.parametrize("circuit", sorted(CIRCUITS))
-def test_prove_verify_and_rejections(curve_name: str, circuit: str, convention: str) -> None:
+def test_prove_verify(curve_name: str, circuit: str, convention: str) -> None:
     pk, w = keyed(curve_name, circuit, convention)
-    c = pk.curve
     assert len(pk.h_g1) == (pk.domain_size if convention == "snarkjs" else pk.domain_size - 1)
+    proof = prover.prove(pk, w, backend="reference")
+    assert explain(pk.vk, public_of(pk, w), proof) is None
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+@pytest.mark.parametrize("curve_name", sorted(CURVES))
+def test_rejections(curve_name: str, convention: str) -> None:
+    pk, w = keyed(curve_name, "chain", convention)  # two public inputs
+    c = pk.curve
     be = get_backend("reference")
     proof = prover.prove(pk, w, backend=be)
     pub = public_of(pk, w)
-    assert explain(pk.vk, pub, proof) is None
     assert verify(pk.vk, pub, proof)
 
     assert not verify(pk.vk, pub, replace(proof, a=tamper_g1(c, proof.a)))
     assert not verify(pk.vk, pub, replace(proof, b=tamper_g2(c, proof.b)))
     assert not verify(pk.vk, pub, replace(proof, c=tamper_g1(c, proof.c)))
     wrong = list(pub)
-    wrong[0] = (wrong[0] + 1) % c.r
+    wrong[1] = (wrong[1] + 1) % c.r
     assert not verify(pk.vk, wrong, proof)
     assert not verify(pk.vk, pub[:-1], proof)  # wrong count
     assert explain(pk.vk, [pub[0] + c.r] + pub[1:], proof) is not None  # not reduced
@@ -210,7 +217,7 @@ def test_key_without_c_matrix_checks_with_given_r1cs() -> None:
         values=np.zeros((0, 4), dtype=np.uint64),
         n_cols=full.n_vars,
     )
-    ab_only = replace(pk, r1cs=replace(full, c=empty_c))
+    ab_only = replace(pk, r1cs=replace(full, c=empty_c), meta={"c_from_ab": True})
     proof = prover.prove(ab_only, w, backend="reference")
     assert verify(pk.vk, public_of(pk, w), proof)
     bad = list(w)
@@ -218,6 +225,20 @@ def test_key_without_c_matrix_checks_with_given_r1cs() -> None:
     with pytest.raises(UnsatisfiedConstraint):
         prover.prove(ab_only, bad, backend="reference", r1cs=full)
     assert not verify(pk.vk, public_of(pk, w), prover.prove(ab_only, bad, backend="reference"))
+
+
+def test_circuit_with_empty_c_is_still_checked() -> None:
+    # Every constraint has C = 0 (b·(1−b) = 0): an empty C matrix, not a missing one.
+    c = get_curve("bn254")
+    rows = [({2 + i: 1}, {0: 1, 2 + i: -1}, {}) for i in range(4)] + [({1: 1}, {1: 1}, {})]
+    r1cs = make_r1cs(c, 6, 1, rows)
+    pk = setup(r1cs, seed=SEED, backend="reference")
+    assert pk.r1cs.c.nnz == 0
+    good = [1, 0, 1, 0, 1, 1]
+    assert verify(pk.vk, [0], prover.prove(pk, good, backend="reference"))
+    with pytest.raises(UnsatisfiedConstraint) as info:
+        prover.prove(pk, [1, 0, 1, 3, 1, 1], backend="reference")
+    assert info.value.index == 1
 
 
 def test_phases_compose_like_prove() -> None:

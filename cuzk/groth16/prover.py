@@ -70,19 +70,19 @@ def synthesize(
     if int.from_bytes(w[0].tobytes(), "little") != 1:
         raise ValueError("witness[0] must be 1 (the constant-one wire)")
     key_r1cs = qap.with_public_rows(pk.r1cs)
+    # zkey readers mark keys whose C matrix is absent (not merely empty) with meta c_from_ab.
+    has_c = not pk.meta.get("c_from_ab", False)
     a, b, c = qap.evaluate(key_r1cs, w, be, pk.domain_size)
     if c is None:
-        # zkeys carry only A and B: c = a∘b is what a satisfying witness gives.
-        c = qap.fr_mul_arrays(pk.curve, a, b)
+        # Without C, c = a∘b is what a satisfying witness gives.
+        c = np.zeros_like(a) if has_c else qap.fr_mul_arrays(pk.curve, a, b)
     if check:
-        if key_r1cs.c.nnz:
+        if has_c:
             qap.check_satisfied(key_r1cs, a, b, c)
         elif r1cs is not None:
             full = qap.with_public_rows(r1cs)
             fa, fb, fc = qap.evaluate(full, w, be, pk.domain_size)
-            if fc is None:
-                fc = np.zeros_like(fa)
-            qap.check_satisfied(full, fa, fb, fc)
+            qap.check_satisfied(full, fa, fb, np.zeros_like(fa) if fc is None else fc)
     return Synthesized(a=a, b=b, c=c, witness=w)
 
 
