@@ -1,0 +1,82 @@
+// Multi-scalar multiplication and fixed-base batch scalar multiplication (msm_cpu.hpp).
+#include "arrays.hpp"
+#include "cuzk/msm_cpu.hpp"
+
+namespace cuzk {
+namespace {
+
+// Shape of one point: G1 (2, L), G2 (2, 2, L).
+template <template <class> class G, class C>
+std::vector<py::ssize_t> point_shape() {
+    if (std::is_same<G<C>, G1<C>>::value) return {2, C::FQ_LIMBS};
+    return {2, 2, C::FQ_LIMBS};
+}
+
+template <template <class> class G>
+U64Array msm(const std::string& curve, U64Array points, U64Array scalars, int threads, int window_bits) {
+    return with_curve(curve, [&](auto c) {
+        typedef decltype(c) C;
+        typedef G<C> Grp;
+        const int WP = Affine<typename Grp::F>::WORDS;
+        size_t n = rows_of(points, WP, "points");
+        if (rows_of(scalars, 4, "scalars") != n)
+            throw std::invalid_argument("points and scalars differ in length (" + std::to_string(n) +
+                                        " points, " + std::to_string(scalars.size() / 4) + " scalars)");
+        if (window_bits < 0 || window_bits > 15) throw std::invalid_argument("window_bits must be in 0..15");
+        if (window_bits == 1) window_bits = 2;
+        U64Array out = new_array(point_shape<G, C>());
+        const uint64_t* pp = points.data();
+        const uint64_t* ps = scalars.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+            msm_cpu<Grp, C>(pp, ps, n, threads, window_bits).to_affine().to_raw(po);
+        }
+        return out;
+    });
+}
+
+template <template <class> class G>
+U64Array fixed_base_mul(const std::string& curve, U64Array base, U64Array scalars, int threads) {
+    return with_curve(curve, [&](auto c) {
+        typedef decltype(c) C;
+        typedef G<C> Grp;
+        const int WP = Affine<typename Grp::F>::WORDS;
+        if (rows_of(base, WP, "base") != 1) throw std::invalid_argument("base must be a single point");
+        size_t n = rows_of(scalars, 4, "scalars");
+        std::vector<py::ssize_t> shape = point_shape<G, C>();
+        shape.insert(shape.begin(), (py::ssize_t)n);
+        U64Array out = new_array(shape);
+        const uint64_t* pb = base.data();
+        const uint64_t* ps = scalars.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+            fixed_base_mul_cpu<Grp, C>(pb, ps, n, po, threads);
+        }
+        return out;
+    });
+}
+
+}  // namespace
+
+void register_msm(py::module_& m) {
+    const char* msm_doc =
+        "Multi-scalar multiplication sum_i scalars[i] * points[i]. Points affine Montgomery, "
+        "all-zero = infinity; scalars canonical (n, 4), values >= r are reduced mod r. "
+        "Returns one affine point. threads=0 uses all cores; window_bits=0 picks the Pippenger "
+        "window by size (2..15 forces it).";
+    m.def("g1_msm", &msm<G1>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
+          py::arg("threads") = 0, py::arg("window_bits") = 0, msm_doc);
+    m.def("g2_msm", &msm<G2>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
+          py::arg("threads") = 0, py::arg("window_bits") = 0, msm_doc);
+    const char* mul_doc =
+        "Fixed-base batch scalar multiplication: out[i] = scalars[i] * base (affine Montgomery; "
+        "scalars canonical (n, 4), reduced mod r).";
+    m.def("g1_mul", &fixed_base_mul<G1>, py::arg("curve"), py::arg("base"), py::arg("scalars"),
+          py::arg("threads") = 0, mul_doc);
+    m.def("g2_mul", &fixed_base_mul<G2>, py::arg("curve"), py::arg("base"), py::arg("scalars"),
+          py::arg("threads") = 0, mul_doc);
+}
+
+}  // namespace cuzk
