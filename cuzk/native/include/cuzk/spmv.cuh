@@ -19,10 +19,10 @@ CUZK_HD uint64_t modulus_limb(const Fp<P>&, int i) {
     return P::mod(i);
 }
 
-enum : uint8_t { TAG_ZERO = 0, TAG_ONE = 1, TAG_MINUS_ONE = 2, TAG_GENERAL = 3 };
+enum : unsigned char { TAG_ZERO = 0, TAG_ONE = 1, TAG_MINUS_ONE = 2, TAG_GENERAL = 3 };
 
 // Tag of a canonical value v (4 limbs), given r − 1.
-CUZK_HD uint8_t classify(const uint64_t* v, const uint64_t* r_minus_1) {
+CUZK_HD unsigned char classify(const uint64_t* v, const uint64_t* r_minus_1) {
     const uint64_t hi = v[1] | v[2] | v[3];
     if (hi == 0 && v[0] <= 1) return v[0] == 0 ? TAG_ZERO : TAG_ONE;
     if (v[0] == r_minus_1[0] && v[1] == r_minus_1[1] && v[2] == r_minus_1[2] && v[3] == r_minus_1[3])
@@ -34,11 +34,11 @@ CUZK_HD uint8_t classify(const uint64_t* v, const uint64_t* r_minus_1) {
 // w: canonical; w_mont: the same in Montgomery form; tags from classify (nullptr: all general).
 template <class Fr>
 CUZK_HD Fr row_dot(int64_t lo, int64_t hi, const int64_t* indices, const Fr* values,
-                   const uint8_t* tags, const Fr* w, const Fr* w_mont) {
+                   const unsigned char* tags, const Fr* w, const Fr* w_mont) {
     Fr acc = Fr::zero();
     for (int64_t k = lo; k < hi; k++) {
         const int64_t col = indices[k];
-        const uint8_t tag = tags != nullptr ? tags[k] : (uint8_t)TAG_GENERAL;
+        const unsigned char tag = tags != nullptr ? tags[k] : (unsigned char)TAG_GENERAL;
         if (tag == TAG_ONE) acc = acc + w[col];
         else if (tag == TAG_MINUS_ONE) acc = acc - w[col];
         else if (tag == TAG_GENERAL) acc = acc + values[k] * w_mont[col];
@@ -105,7 +105,7 @@ template <class Fr>
 void csr_matvec(Fr* out, const int64_t* indptr, int64_t m, const int64_t* indices, const Fr* values,
                 int64_t nnz, const Fr* w, int64_t k, int threads) {
     std::vector<Fr> w_mont(k);
-    std::vector<uint8_t> tags(nnz);
+    std::vector<unsigned char> tags(nnz);
     uint64_t rm1[4];
     for (int i = 0; i < 4; i++) rm1[i] = modulus_limb(Fr::zero(), i);
     rm1[0] -= 1;
