@@ -107,7 +107,7 @@ _KEYS: dict[tuple, tuple[ProvingKey, list[int]]] = {}
 
 def keyed(curve_name: str, circuit: str, convention: str) -> tuple[ProvingKey, list[int]]:
     """A (cached) dev key for a circuit plus a fresh satisfying witness."""
-    rng = random.Random(SEED ^ hash((curve_name, circuit, convention)))
+    rng = random.Random(f"{SEED}-{curve_name}-{circuit}-{convention}")
     c = get_curve(curve_name)
     r1cs, w = CIRCUITS[circuit](c, rng)
     k = (curve_name, circuit, convention)
