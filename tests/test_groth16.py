@@ -20,7 +20,7 @@ from cuzk.groth16.errors import UnsatisfiedConstraint
 from cuzk.groth16.keys import Proof, ProvingKey
 from cuzk.groth16.setup import setup
 from cuzk.groth16.verifier import explain, verify
-from cuzk.layout import fr_from_ints, g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
+from cuzk.layout import fr_from_ints, fr_to_ints, g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
 from cuzk.reference import ec
 
 SEED = int.from_bytes(os.urandom(8), "little")
@@ -332,3 +332,16 @@ def test_cpu_setup_matches_reference_setup(curve_name: str, convention: str) -> 
         assert np.array_equal(getattr(k_ref, name), getattr(k_cpu, name)), name
     assert np.array_equal(k_ref.vk.ic, k_cpu.vk.ic)
     assert verify(k_cpu.vk, w[1:2], prover.prove(k_cpu, w, backend="cpu"))
+
+
+@needs_cpu
+@pytest.mark.parametrize("curve_name", sorted(CURVES))
+def test_native_lagrange_matches_python(curve_name: str) -> None:
+    from cuzk.groth16.setup import lagrange_array, lagrange_at
+
+    c = get_curve(curve_name)
+    rng = random.Random(SEED)
+    tau = rng.randrange(c.r)
+    n = 4096
+    w = c.root_of_unity(n, "snarkjs")
+    assert fr_to_ints(lagrange_array(c, tau, n, w)) == lagrange_at(tau, n, w, c.r)

@@ -71,6 +71,20 @@ def lagrange_at(tau: int, n: int, omega: int, r: int) -> list[int]:
     return [w * zt % r * d % r for w, d in zip(pows, dens, strict=True)]
 
 
+def lagrange_array(curve: Curve, tau: int, n: int, omega: int) -> np.ndarray:
+    """lagrange_at as canonical Fr limbs (n, 4), natively when the extension is built."""
+    try:
+        from cuzk import _native
+
+        native = _native.fr_lagrange_at
+    except (ImportError, AttributeError):
+        native = None
+    if native is not None and n >= 2048:
+        t, w = fr_from_ints(curve, [tau, omega])
+        return native(curve.name, t, n, w, threads=0)
+    return fr_from_ints(curve, lagrange_at(tau, n, omega, curve.r))
+
+
 def _transpose(m: CSR, n_cols: int) -> CSR:
     rows = np.repeat(np.arange(m.n_rows, dtype=np.int64), np.diff(m.indptr))
     order = np.argsort(m.indices, kind="stable")
@@ -107,7 +121,7 @@ def setup(
     n = qap.domain_size_for(full.n_rows)
     tw = derive_toxic_waste(curve, seed, n)
     omega, _, _ = qap.domain_params(curve, n, convention)
-    lag = fr_from_ints(curve, lagrange_at(tw.tau, n, omega, r))
+    lag = lagrange_array(curve, tw.tau, n, omega)
 
     u = _column_evals(full.a, full.n_vars, lag, curve, be)
     v = _column_evals(full.b, full.n_vars, lag, curve, be)
@@ -120,8 +134,8 @@ def setup(
 
     if convention == "snarkjs":
         w2 = curve.root_of_unity(2 * n, "snarkjs")
-        lag2 = lagrange_at(tw.tau, 2 * n, w2, r)
-        h = [lag2[2 * i + 1] * delta_inv % r for i in range(n)]
+        odd = fr_to_ints(lagrange_array(curve, tw.tau, 2 * n, w2)[1::2])
+        h = [x * delta_inv % r for x in odd]
     else:
         zt = (pow(tw.tau, n, r) - 1) % r
         h, x = [], zt * delta_inv % r
