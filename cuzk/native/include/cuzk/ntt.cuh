@@ -227,10 +227,11 @@ std::vector<Fr> twiddles(const Fr& omega, int log_n, int threads) {
     return tw;
 }
 
-// In-place transform of a (length 2^log_n, raw values). DIT: bit-reversed in, natural out;
-// DIF: natural in, bit-reversed out. Small stages run per cache block, large ones over all.
+// In-place transforms of `count` arrays (each 2^log_n raw values) in one parallel region, so
+// the threads meet at one barrier per stage for all of them. DIT: bit-reversed in, natural
+// out; DIF: natural in, bit-reversed out. Small stages run per cache block, large ones over all.
 template <class Fr, bool DIT, bool INVERSE>
-void transform(Fr* a, int log_n, const Fr* tw, int threads) {
+void transform_many(Fr* const* arrays, int count, int log_n, const Fr* tw, int threads) {
     if (log_n == 0) return;
     const uint64_t n = 1ull << log_n;
     const int lb = std::min(log_n, BLOCK_LOG);
@@ -238,8 +239,8 @@ void transform(Fr* a, int log_n, const Fr* tw, int threads) {
     const uint64_t half = n / 2;
     auto block_stages = [&](int s_from, int s_to, int step) {
 #pragma omp for schedule(static)
-        for (int64_t blk = 0; blk < (int64_t)nblocks; blk++) {
-            Fr* base = a + (uint64_t)blk * B;
+        for (int64_t cb = 0; cb < (int64_t)(count * nblocks); cb++) {
+            Fr* base = arrays[cb / nblocks] + (uint64_t)(cb % nblocks) * B;
             for (int s = s_from; s != s_to; s += step) {
                 const uint64_t m = 1ull << s;
                 const int tshift = log_n - 1 - s;
@@ -266,7 +267,8 @@ void transform(Fr* a, int log_n, const Fr* tw, int threads) {
     };
     auto global_stage = [&](int s) {
 #pragma omp for schedule(static)
-        for (int64_t k = 0; k < (int64_t)(n / 2); k++) stage_butterfly<Fr, DIT, INVERSE>(a, tw, k, s, log_n);
+        for (int64_t ck = 0; ck < (int64_t)(count * half); ck++)
+            stage_butterfly<Fr, DIT, INVERSE>(arrays[ck >> (log_n - 1)], tw, ck & (half - 1), s, log_n);
     };
 #pragma omp parallel num_threads(num_threads(threads))
     {
@@ -278,6 +280,11 @@ void transform(Fr* a, int log_n, const Fr* tw, int threads) {
             block_stages(lb - 1, -1, -1);
         }
     }
+}
+
+template <class Fr, bool DIT, bool INVERSE>
+void transform(Fr* a, int log_n, const Fr* tw, int threads) {
+    transform_many<Fr, DIT, INVERSE>(&a, 1, log_n, tw, threads);
 }
 
 // In-place bit-reversal permutation.
@@ -389,7 +396,7 @@ void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift,
     }
     std::vector<Fr> tw = twiddles(omega, log_n, threads);
     Fr* arrs[3] = {a, b, c};
-    for (Fr* x : arrs) transform<Fr, false, true>(x, log_n, tw.data(), threads);
+    transform_many<Fr, false, true>(arrs, 3, log_n, tw.data(), threads);
 
     // R in Montgomery form is R^2 mod r: the factor that lifts raw a into Montgomery form.
     uint64_t r2[4];
@@ -408,7 +415,7 @@ void groth16_h(Fr* a, Fr* b, Fr* c, int log_n, const Fr& omega, const Fr& shift,
             c[j] = c[j] * x;
         }
     }
-    for (Fr* x : arrs) transform<Fr, true, false>(x, log_n, tw.data(), threads);
+    transform_many<Fr, true, false>(arrs, 3, log_n, tw.data(), threads);
 #pragma omp parallel for schedule(static) num_threads(num_threads(threads))
     for (int64_t i = 0; i < (int64_t)n; i++) a[i] = a[i] * b[i] - c[i];
     if (!coefficients) return;

@@ -72,6 +72,7 @@ bool all_canonical(const uint64_t* x, int64_t n, int threads) {
 // Validates the CSR structure: indptr[0] = 0, non-decreasing, indptr[m] = nnz, 0 <= col < k.
 inline void check_csr(const int64_t* indptr, int64_t m, const int64_t* indices, int64_t nnz,
                       int64_t k, int threads) {
+    if (m + nnz < (1 << 14)) threads = 1;
     if (indptr[0] != 0) throw std::invalid_argument("indptr[0] must be 0");
     if (indptr[m] != nnz)
         throw std::invalid_argument("indptr[-1] = " + std::to_string(indptr[m]) +
@@ -104,6 +105,7 @@ inline void check_csr(const int64_t* indptr, int64_t m, const int64_t* indices, 
 template <class Fr>
 void csr_matvec(Fr* out, const int64_t* indptr, int64_t m, const int64_t* indices, const Fr* values,
                 int64_t nnz, const Fr* w, int64_t k, int threads) {
+    if (m + nnz + k < (1 << 14)) threads = 1;  // small: not worth waking other threads
     std::vector<Fr> w_mont(k);
     std::vector<unsigned char> tags(nnz);
     uint64_t rm1[4];
