@@ -110,7 +110,7 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
         h_g1=g1(n),
         h_convention="snarkjs",
         vk=None,
-        r1cs=circ.r1cs(),
+        r1cs=circ.r1cs,
     )
     return pk, circ
 

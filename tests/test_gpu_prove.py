@@ -45,7 +45,7 @@ def test_gpu_proof_is_byte_identical(curve: str, convention: str) -> None:
     gpu = cuda.CudaBackend()
     base = _baseline()
     circ = for_domain(c, 9)
-    pk = setup(circ.r1cs(), seed=f"gpu-{SEED}", convention=convention, backend=gpu)
+    pk = setup(circ.r1cs, seed=f"gpu-{SEED}", convention=convention, backend=gpu)
     w = circ.witness(rng.randrange(1 << 32))
     r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
     want = prover.prove(pk, w, r=r, s=s, backend=base)
