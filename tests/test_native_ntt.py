@@ -173,30 +173,47 @@ def test_groth16_h_any_input(curve: str, coefficients: bool, rng: random.Random)
     assert evaluate_at(got, pts, r) == [v * z_inv % r for v in vals]
 
 
+def lagrange_eval(values: list[int], x: int, omega: int, r: int) -> int:
+    """P(x) for the polynomial with the given values on ⟨ω⟩ (x off the domain), in O(n):
+    P(x) = Σ p_i·L_i(x), L_i(x) = ω^i·Z(x) / (n·(x − ω^i))."""
+    n = len(values)
+    zx = (pow(x, n, r) - 1) % r
+    acc, wi = 0, 1
+    for v in values:
+        acc += v * wi * pow(n * (x - wi), -1, r)
+        wi = wi * omega % r
+    return acc * zx % r
+
+
 @pytest.mark.parametrize("curve", CURVE_NAMES)
 def test_groth16_h_large_domain(curve: str, rng: random.Random) -> None:
-    """2^13 points (global stages included): h(x)·Z(x) == A(x)·B(x) − C(x) at a random x."""
+    """2^13 points (global stages included). bellman: h(x)·Z(x) == A(x)·B(x) − C(x) at a random
+    x; snarkjs: the value at a few odd-coset points; one thread gives the same result."""
     c = CURVES[curve]
     r, n = c.r, 1 << 13
     a = limbs_to_ints(rand_fr_array(c, rng, n))
     b = limbs_to_ints(rand_fr_array(c, rng, n))
     cc = [x * y % r for x, y in zip(a, b)]
+    arrs = [ints_to_limbs(v, 4) for v in (a, b, cc)]
+
     w = c.root_of_unity(n, "bellman")
-    h = limbs_to_ints(
-        _native.groth16_h(
-            curve, *(ints_to_limbs(v, 4) for v in (a, b, cc)), limb(w), limb(c.fr_generator), True
-        )
-    )
+    h_arr = _native.groth16_h(curve, *arrs, limb(w), limb(c.fr_generator), True)
+    h = limbs_to_ints(h_arr)
     assert h[-1] == 0
     x = rng.randrange(r)
     zx = (pow(x, n, r) - 1) % r
-    # Lagrange form: P(x) = Σ p_i·L_i(x), L_i(x) = ω^i·Z(x) / (n·(x − ω^i))
-    lag, wi = [], 1
-    for _ in range(n):
-        lag.append(wi * zx * pow(n * (x - wi), -1, r) % r)
-        wi = wi * w % r
-    ax, bx, cx = (sum(p * q for p, q in zip(v, lag)) % r for v in (a, b, cc))
+    ax, bx, cx = (lagrange_eval(v, x, w, r) for v in (a, b, cc))
     assert horner(h, x, r) * zx % r == (ax * bx - cx) % r
+    one = _native.groth16_h(curve, *arrs, limb(w), limb(c.fr_generator), True, threads=1)
+    assert np.array_equal(one, h_arr)
+
+    w = c.root_of_unity(n, "snarkjs")
+    s = c.root_of_unity(2 * n, "snarkjs")
+    ev = _native.groth16_h(curve, *arrs, limb(w), limb(s), False)
+    for i in [0, n - 1, rng.randrange(n)]:
+        x = s * pow(w, i, r) % r
+        ax, bx, cx = (lagrange_eval(v, x, w, r) for v in (a, b, cc))
+        assert limbs_to_ints(ev[i])[0] == (ax * bx - cx) % r, i
 
 
 @pytest.mark.parametrize("curve", CURVE_NAMES)
