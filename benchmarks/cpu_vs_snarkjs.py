@@ -48,6 +48,11 @@ PTAU12 = {
 CUZK = ROOT / ".venv" / "bin" / "cuzk"
 
 
+# Provers timed side by side. cuzk's CLI verifies every proof before writing it (a pairing
+# check); snarkjs's prove does not, so the --no-verify run is the like-for-like comparison.
+PROVERS = ("snarkjs", "cuzk", "cuzk_no_verify")
+
+
 @dataclass
 class Run:
     seconds: float
@@ -64,37 +69,34 @@ class Case:
     zkey_source: str
     zkey_bytes: int
     setup_seconds: float | None
-    snarkjs: list[Run] = field(default_factory=list)
-    cuzk: list[Run] = field(default_factory=list)
+    runs: dict[str, list[Run]] = field(default_factory=dict)
 
-    @staticmethod
-    def _median(runs: list[Run]) -> float:
+    def _warm(self, tool: str) -> list[Run]:
+        return [r for r in self.runs.get(tool, []) if not r.cold]
+
+    def median(self, tool: str) -> float:
+        runs = self._warm(tool)
         return statistics.median(r.seconds for r in runs) if runs else float("nan")
 
     def summary(self) -> dict:
-        warm = [r for r in self.cuzk if not r.cold] or self.cuzk
-        cold = [r for r in self.cuzk if r.cold]
-        s, c = self._median(self.snarkjs), self._median(warm)
-        c_cold = cold[0].seconds if cold else float("nan")
-        rss = max((r.peak_rss_mib for r in warm), default=float("nan"))
-        rss_cold = max((r.peak_rss_mib for r in cold), default=float("nan"))
         key_mib = self.zkey_bytes / 2**20
-        return {
-            "snarkjs_median_s": s,
-            "cuzk_median_s": c,
-            "cuzk_cold_s": c_cold,
-            "speedup": s / c if c else float("nan"),
-            "speedup_cold": s / c_cold if c_cold else float("nan"),
-            "snarkjs_peak_rss_mib": max(
-                (r.peak_rss_mib for r in self.snarkjs), default=float("nan")
-            ),
-            "cuzk_peak_rss_mib": rss,
-            "cuzk_cold_peak_rss_mib": rss_cold,
-            "zkey_mib": key_mib,
-            "rss_over_key": rss / key_mib if key_mib else float("nan"),
-            "cold_rss_over_key": rss_cold / key_mib if key_mib else float("nan"),
-            "all_verified": all(r.verified for r in self.snarkjs + self.cuzk),
-        }
+        s = self.median("snarkjs")
+        out: dict = {"zkey_mib": key_mib, "snarkjs_median_s": s}
+        for tool in PROVERS[1:]:
+            c = self.median(tool)
+            rss = max((r.peak_rss_mib for r in self._warm(tool)), default=float("nan"))
+            out[f"{tool}_median_s"] = c
+            out[f"{tool}_speedup"] = s / c if c == c and c > 0 else float("nan")
+            out[f"{tool}_peak_rss_mib"] = rss
+            out[f"{tool}_rss_over_key"] = rss / key_mib
+        cold = [r for rs in self.runs.values() for r in rs if r.cold]
+        out["cuzk_cold_s"] = cold[0].seconds if cold else float("nan")
+        out["cuzk_cold_peak_rss_mib"] = cold[0].peak_rss_mib if cold else float("nan")
+        out["snarkjs_peak_rss_mib"] = max(
+            (r.peak_rss_mib for r in self.runs.get("snarkjs", [])), default=float("nan")
+        )
+        out["all_verified"] = all(r.verified for rs in self.runs.values() for r in rs)
+        return out
 
 
 def timed(cmd: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, float]:
@@ -187,44 +189,37 @@ def prepare(curve: str, k: int, source: str, cache: Path, seed: int) -> tuple[Pa
 
 
 def bench_case(
-    curve: str,
-    k: int,
-    source: str,
-    runs: int,
-    cache: Path,
-    seed: int,
-    provers: list[str],
-    cuzk_args: list[str],
+    curve: str, k: int, source: str, runs: int, cache: Path, seed: int, provers: list[str]
 ) -> Case:
     d, setup_s = prepare(curve, k, source, cache, seed)
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "verification_key.json"
     case = Case(curve, k, mul_chain_n(k), source, zkey.stat().st_size, setup_s)
-    tools = {
+    commands = {
         "snarkjs": [str(snarkjs.find_tool("snarkjs")), "groth16", "prove"],
-        "cuzk": [str(CUZK), "groth16", "prove", *cuzk_args],
+        "cuzk": [str(CUZK), "groth16", "prove"],
+        "cuzk_no_verify": [str(CUZK), "groth16", "prove", "--no-verify"],
     }
     # cuzk parses a zkey once into a memory-mapped native key cache; start each case without
-    # one so the first run shows that cost (reported as cold) and later runs the steady state.
+    # one so a first (cold) run shows that cost, and the timed rounds the steady state.
     key_cache = cache / "keycache"
     shutil.rmtree(key_cache, ignore_errors=True)
     env = {"CUZK_CACHE_DIR": str(key_cache)}
-    for i in range(runs + (1 if "cuzk" in provers else 0)):
-        for tool in provers:  # alternate so drift hits both alike
-            cold = tool == "cuzk" and i == 0
-            if tool == "snarkjs" and i == runs:
-                continue  # cuzk's extra (cold) run
-            base = tools[tool]
-            proof, public = d / f"{tool}_proof.json", d / f"{tool}_public.json"
-            for f in (proof, public):
-                f.unlink(missing_ok=True)
-            dt, rss = timed([*base, str(zkey), str(wtns), str(proof), str(public)], env)
-            ok = snarkjs.groth16_verify(vk, public, proof)
-            getattr(case, tool).append(Run(dt, rss, ok, cold))
-            print(
-                f"  [{curve} 2^{k}] run {i + 1} {tool:8s}{' (cold)' if cold else ''} {dt:7.2f} s  "
-                f"peak RSS {rss:7.1f} MiB  snarkjs verify: {'OK' if ok else 'FAILED'}",
-                flush=True,
-            )
+    cuzk_tools = [t for t in provers if t != "snarkjs"]
+    schedule = [(cuzk_tools[0], True)] if cuzk_tools else []
+    for _ in range(runs):  # rounds alternate the provers so drift hits all alike
+        schedule += [(t, False) for t in provers]
+    for i, (tool, cold) in enumerate(schedule):
+        proof, public = d / f"{tool}_proof.json", d / f"{tool}_public.json"
+        for f in (proof, public):
+            f.unlink(missing_ok=True)
+        dt, rss = timed([*commands[tool], str(zkey), str(wtns), str(proof), str(public)], env)
+        ok = snarkjs.groth16_verify(vk, public, proof)
+        case.runs.setdefault(tool, []).append(Run(dt, rss, ok, cold))
+        print(
+            f"  [{curve} 2^{k}] {i + 1:2d}/{len(schedule)} {tool:15s}{' (cold)' if cold else '':7s}"
+            f"{dt:7.2f} s  peak RSS {rss:7.1f} MiB  snarkjs verify: {'OK' if ok else 'FAILED'}",
+            flush=True,
+        )
     return case
 
 
@@ -264,16 +259,23 @@ def machine_info() -> dict:
 
 def table(cases: list[Case]) -> str:
     head = (
-        "| curve | constraints | zkey MiB | snarkjs prove s | cuzk prove s | speedup "
-        "| cuzk first run s | cuzk peak RSS MiB | RSS / zkey | verified |"
+        "| curve | constraints | zkey MiB | snarkjs prove s | cuzk prove s (speedup) "
+        "| cuzk prove --no-verify s (speedup) | cuzk first run s "
+        "| cuzk peak RSS MiB (× zkey) | verified |"
     )
-    rows = [head, "|" + "---|" * 10]
+    rows = [head, "|" + "---|" * 9]
     for c in cases:
         s = c.summary()
         rows.append(
             f"| {c.curve} | 2^{c.log2_domain} ({c.constraints}) | {s['zkey_mib']:.1f} "
-            f"| {s['snarkjs_median_s']:.2f} | {s['cuzk_median_s']:.2f} | {s['speedup']:.1f}× "
-            f"| {s['cuzk_cold_s']:.2f} | {s['cuzk_peak_rss_mib']:.0f} | {s['rss_over_key']:.2f} "
+            f"| {s['snarkjs_median_s']:.2f} "
+            f"| {s.get('cuzk_median_s', float('nan')):.2f} "
+            f"({s.get('cuzk_speedup', float('nan')):.1f}×) "
+            f"| {s.get('cuzk_no_verify_median_s', float('nan')):.2f} "
+            f"({s.get('cuzk_no_verify_speedup', float('nan')):.1f}×) "
+            f"| {s['cuzk_cold_s']:.2f} "
+            f"| {s.get('cuzk_peak_rss_mib', float('nan')):.0f} "
+            f"({s.get('cuzk_rss_over_key', float('nan')):.2f}×) "
             f"| {'yes' if s['all_verified'] else 'NO'} |"
         )
     return "\n".join(rows)
@@ -287,14 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--curves", nargs="+", default=["bn254", "bls12_381"])
     ap.add_argument("--runs", type=int, default=3, help="prove runs per tool (median reported)")
     ap.add_argument("--zkey", choices=["cuzk", "snarkjs"], default="cuzk", help="key origin")
-    ap.add_argument(
-        "--provers", nargs="+", choices=["snarkjs", "cuzk"], default=["snarkjs", "cuzk"]
-    )
-    ap.add_argument(
-        "--cuzk-args",
-        default="",
-        help="extra arguments for cuzk groth16 prove, e.g. '--no-verify' (recorded in the JSON)",
-    )
+    ap.add_argument("--provers", nargs="+", choices=PROVERS, default=list(PROVERS))
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench")
     ap.add_argument("--seed", type=int, default=None, help="witness input seed (random if unset)")
     ap.add_argument(
@@ -309,18 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = []
     for curve in [get_curve(c).name for c in args.curves]:
         for k in args.sizes:
-            cases.append(
-                bench_case(
-                    curve,
-                    k,
-                    args.zkey,
-                    args.runs,
-                    args.cache,
-                    seed,
-                    args.provers,
-                    args.cuzk_args.split(),
-                )
-            )
+            case = bench_case(curve, k, args.zkey, args.runs, args.cache, seed, args.provers)
+            cases.append(case)
     result = {
         "benchmark": "cpu_vs_snarkjs",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
@@ -328,7 +313,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "circuit": "mul_chain: x[i] = x[i-1]*x[i-2], 2^k - 3 constraints, 1 public input, 1 output",
         "zkey_source": args.zkey,
-        "cuzk_args": args.cuzk_args,
+        "provers": {
+            "snarkjs": "snarkjs groth16 prove ZKEY WTNS PROOF PUBLIC",
+            "cuzk": "cuzk groth16 prove ZKEY WTNS PROOF PUBLIC (verifies the proof before writing)",
+            "cuzk_no_verify": "cuzk groth16 prove --no-verify ZKEY WTNS PROOF PUBLIC",
+        },
         "seed": seed,
         "runs": args.runs,
         "total_seconds": time.perf_counter() - t_start,
