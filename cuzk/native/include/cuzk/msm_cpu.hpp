@@ -103,17 +103,6 @@ void batch_to_affine(const XYZZ<F>* in, Affine<F>* out, size_t k, std::vector<F>
     }
 }
 
-// k * p for a small non-negative k (double-and-add).
-template <class F>
-XYZZ<F> xyzz_mul_small(const XYZZ<F>& p, uint64_t k) {
-    XYZZ<F> r = XYZZ<F>::inf();
-    for (int b = 63; b >= 0; b--) {
-        r = r.dbl();
-        if ((k >> b) & 1) r = r.add(p);
-    }
-    return r;
-}
-
 // Pippenger window size for m points: minimises windows * (m + 4 * buckets), the batch-affine
 // bucket additions (~6M each) against the XYZZ running sum (~24M per bucket).
 inline int msm_window_bits(size_t m, int nbits) {
@@ -127,6 +116,78 @@ inline int msm_window_bits(size_t m, int nbits) {
         }
     }
     return best;
+}
+
+// Largest number of points one Pippenger pass takes (scratch per thread ~ MSM_CHUNK points).
+constexpr size_t MSM_CHUNK = (size_t)1 << 20;
+
+// sum_j k_j * P_j over the m points points[idx[j]] with reduced scalars red[4 * idx[j]].
+// Windows are independent: each thread takes whole windows (dynamic schedule) and owns its
+// scratch, so there is no synchronization inside a window. Per window: counting sort of the
+// points by bucket |digit| - 1, batch-affine reduction of every bucket, running sum.
+template <class F>
+XYZZ<F> pippenger(const uint64_t* points, int W_PT, const uint32_t* idx, size_t m,
+                  const uint64_t* red, int nbits, int T, int window_bits) {
+    typedef Affine<F> A;
+    typedef XYZZ<F> X;
+    const int c = window_bits > 0 ? window_bits : msm_window_bits(m, nbits);
+    const int W = msm_windows(nbits, c);
+    const size_t nb = (size_t)1 << (c - 1);
+    std::vector<int16_t> digits((size_t)W * m);
+    std::vector<X> win(W, X::inf());
+#pragma omp parallel num_threads(T)
+    {
+#pragma omp for schedule(static)
+        for (long i = 0; i < (long)m; i++)
+            signed_digits(red + 4 * (size_t)idx[i], c, W, digits.data() + i, m);
+        std::vector<A> S;
+        std::vector<uint32_t> ent, cnt(nb);
+        std::vector<size_t> off(nb + 1);
+        SegmentReducer<F> reducer;
+#pragma omp for schedule(dynamic, 1)
+        for (int w = W - 1; w >= 0; w--) {  // top window (smallest digits) last
+            if (S.empty()) {
+                S.resize(m);
+                ent.resize(m);
+            }
+            const int16_t* dg = digits.data() + (size_t)w * m;
+            std::fill(cnt.begin(), cnt.end(), 0);
+            for (size_t i = 0; i < m; i++) {
+                int d = dg[i];
+                if (d) cnt[(d < 0 ? -d : d) - 1]++;
+            }
+            off[0] = 0;
+            for (size_t b = 0; b < nb; b++) off[b + 1] = off[b] + cnt[b];
+            // sign in the top bit; off[b] advances while filling, then is restored
+            for (size_t i = 0; i < m; i++) {
+                int d = dg[i];
+                if (!d) continue;
+                size_t b = (size_t)((d < 0 ? -d : d) - 1);
+                ent[off[b]++] = (uint32_t)i | (d < 0 ? 0x80000000u : 0u);
+            }
+            for (size_t b = nb; b-- > 0;) off[b + 1] = off[b];
+            off[0] = 0;
+            for (size_t e = 0; e < off[nb]; e++) {
+                uint32_t v = ent[e];
+                A p = A::from_raw(points + (size_t)W_PT * idx[v & 0x7fffffffu]);
+                S[e] = (v >> 31) ? p.neg() : p;
+            }
+            reducer.run(S.data(), off.data(), cnt.data(), nb);
+            // running sum from the top bucket: sum_b (b + 1) B_b
+            X run = X::inf(), acc = X::inf();
+            for (size_t b = nb; b-- > 0;) {
+                if (cnt[b]) run = run.add_affine(S[off[b]]);
+                acc = acc.add(run);
+            }
+            win[w] = acc;
+        }
+    }
+    X r = win[W - 1];
+    for (int w = W - 2; w >= 0; w--) {
+        for (int i = 0; i < c; i++) r = r.dbl();
+        r = r.add(win[w]);
+    }
+    return r;
 }
 
 // sum_i scalars[i] * points[i]. points: n affine points (raw Montgomery, all-zero = infinity);
@@ -182,82 +243,13 @@ typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size
     }
     if (general.empty()) return total;
 
-    // 3. Pippenger over the rest
-    const size_t m = general.size();
-    const int nbits = C::FR_BITS;
-    const int c = window_bits > 0 ? window_bits : msm_window_bits(m, nbits);
-    const int W = msm_windows(nbits, c);
-    const size_t nb = (size_t)1 << (c - 1);
-    std::vector<int16_t> digits((size_t)W * m);
-#pragma omp parallel for num_threads(T) schedule(static)
-    for (long i = 0; i < (long)m; i++)
-        signed_digits(red.data() + 4 * (size_t)general[i], c, W, digits.data() + i, m);
-
-    std::vector<A> S(m);
-    std::vector<uint32_t> ent(m);
-    std::vector<uint32_t> cnt(nb);
-    std::vector<size_t> off(nb + 1), fill(nb);
-    std::vector<size_t> bound(T + 1);
-    std::vector<X> win(W, X::inf()), part(T);
-    std::vector<SegmentReducer<F>> reducers(T);
-
-    for (int w = 0; w < W; w++) {
-        const int16_t* dg = digits.data() + (size_t)w * m;
-        // counting sort of the points by bucket |d| - 1, sign kept in the top bit
-        std::fill(cnt.begin(), cnt.end(), 0);
-        for (size_t i = 0; i < m; i++) {
-            int d = dg[i];
-            if (d) cnt[(d < 0 ? -d : d) - 1]++;
-        }
-        off[0] = 0;
-        for (size_t b = 0; b < nb; b++) off[b + 1] = off[b] + cnt[b];
-        std::copy(off.begin(), off.end() - 1, fill.begin());
-        for (size_t i = 0; i < m; i++) {
-            int d = dg[i];
-            if (!d) continue;
-            size_t b = (size_t)((d < 0 ? -d : d) - 1);
-            ent[fill[b]++] = (uint32_t)i | (d < 0 ? 0x80000000u : 0u);
-        }
-        // split buckets among threads by work: ~6M per point, ~24M per bucket
-        const double total_w = (double)off[nb] + 4.0 * (double)nb;
-        bound[0] = 0;
-        for (int t = 1; t < T; t++) {
-            double target = total_w * t / T;
-            size_t b = bound[t - 1];
-            while (b < nb && (double)off[b] + 4.0 * (double)b < target) b++;
-            bound[t] = b;
-        }
-        bound[T] = nb;
-
-#pragma omp parallel num_threads(T)
-        {
-            const int t = omp_get_thread_num();
-            const size_t blo = bound[t], bhi = bound[t + 1];
-            for (size_t e = off[blo]; e < off[bhi]; e++) {
-                uint32_t v = ent[e];
-                A p = A::from_raw(points + (size_t)W_PT * general[v & 0x7fffffffu]);
-                S[e] = (v >> 31) ? p.neg() : p;
-            }
-            if (bhi > blo) reducers[t].run(S.data(), off.data() + blo, cnt.data() + blo, bhi - blo);
-            // running sum from the top: acc = sum (b - blo + 1) B_b, run = sum B_b
-            X run = X::inf(), acc = X::inf();
-            for (size_t b = bhi; b-- > blo;) {
-                if (cnt[b]) run = run.add_affine(S[off[b]]);
-                acc = acc.add(run);
-            }
-            // bucket b holds digit b + 1: add blo * run
-            part[t] = blo ? acc.add(xyzz_mul_small(run, blo)) : acc;
-        }
-        X wsum = X::inf();
-        for (int t = 0; t < T; t++) wsum = wsum.add(part[t]);
-        win[w] = wsum;
+    // 3. Pippenger over the rest, in chunks of at most MSM_CHUNK points (bounded scratch)
+    for (size_t lo = 0; lo < general.size(); lo += MSM_CHUNK) {
+        size_t hi = std::min(general.size(), lo + MSM_CHUNK);
+        total = total.add(pippenger<F>(points, W_PT, general.data() + lo, hi - lo, red.data(),
+                                       C::FR_BITS, T, window_bits));
     }
-    X r = win[W - 1];
-    for (int w = W - 2; w >= 0; w--) {
-        for (int i = 0; i < c; i++) r = r.dbl();
-        r = r.add(win[w]);
-    }
-    return total.add(r);
+    return total;
 }
 
 // out[i] = scalars[i] * base for n scalars (fixed-base, batch-affine). base: one raw affine point.
