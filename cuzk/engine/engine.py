@@ -8,8 +8,13 @@ native code that releases the GIL (numpy, cuzk._native, CuPy launches).
           (partition_workers threads: key acquire, witness, synthesize = A·w, B·w, C·w)
           ─▶ GPU queue (bounded, priority; a full queue blocks the partition worker)
           ─▶ GPU workers (gpu_workers_per_device per device):
-               [device lock: kernels (h + MSMs)]  then, lock released:
-               CPU G2 MSM (g2_on_cpu) → assemble with fresh r, s → encode → verify-after-prove
+               upload a, b, c, w (device backends, own stream) → [device lock: kernels
+               (h + MSMs) on the device's kernel stream]  then, lock released:
+               CPU G2 MSM (g2_on_cpu) → assemble with fresh r, s (host backend) → encode →
+               verify-after-prove
+
+On a CUDA device the key is made HOT by uploading its point arrays once (the SRS manager's
+prepare hook, `to_device(keep=True)`), so a proof moves only its partition's vectors.
 
 Memory bound: a synthesized partition is alive from SYNTH_END until its GPU worker finishes
 with it, and is then either queued (≤ max_gpu_queue_depth), held by a GPU worker (≤ one
@@ -20,6 +25,7 @@ the count and its high-water mark.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -121,6 +127,7 @@ class _Worker:
     job_id: str | None = None
     partition: int | None = None
     thread: threading.Thread | None = None
+    stream: Any = None  # CUDA stream for this worker's uploads
 
 
 class Engine:
@@ -152,6 +159,7 @@ class Engine:
         self._accepting = False
         self.devices: list[str] = []
         self._backends: dict[str, Any] = {}
+        self._streams: dict[str, Any] = {}
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -165,7 +173,10 @@ class Engine:
             self._phases = ProverPhases()
         self._resolve_backends()
         cfg = self.config
-        self.srs._prepare = getattr(self._backends[self.devices[0]], "prepare_key", None)
+        if any(_on_device(b) for b in self._backends.values()):
+            self.srs._prepare = self._prepare_key
+        else:
+            self.srs._prepare = getattr(self._backends[self.devices[0]], "prepare_key", None)
         for i in range(cfg.partition_workers):
             self._spawn(_Worker(f"sw{i}", "synthesis"), self._synthesis_loop)
         for d in self.devices:
@@ -233,6 +244,34 @@ class Engine:
         host = "reference" if name == "reference" else ("cpu" if _native_ok() else "reference")
         self._synth_backend = _make_backend(host, "cpu", cfg.synthesis_threads)
         self._g2_backend = _make_backend(host, "cpu", cfg.gpu_threads)
+
+    # --- device contexts --------------------------------------------------------------------
+
+    def _prepare_key(self, pk: Any) -> Any:
+        """SRS HOT hook: every device backend keeps the key's point arrays resident."""
+        handles = []
+        for d, be in self._backends.items():
+            if not _on_device(be):
+                continue
+            with _device_scope(d):
+                fields = ["a_g1", "b_g1", "l_g1", "h_g1"]
+                if not self.config.g2_on_cpu:
+                    fields.append("b_g2")
+                arrays = [getattr(pk, f) for f in fields]
+                for arr in arrays:
+                    be.to_device(arr, keep=True)
+                _synchronize(d)
+            handles.append(_DeviceKey(be, arrays))
+        return handles
+
+    def _kernel_stream(self, device: str) -> Any:
+        """One stream per device for every kernel region: the lock already serializes them,
+        and the backend's cached tables are then always made and used on the same stream."""
+        with self._lock:
+            st = self._streams.get(device)
+            if st is None:
+                st = self._streams[device] = _new_stream(device)
+            return st
 
     # --- circuits and keys ------------------------------------------------------------------
 
@@ -541,6 +580,9 @@ class Engine:
     def _gpu_loop(self, w: _Worker) -> None:
         lock = self.device_locks[w.device]
         backend = self._backends[w.device]
+        # Uploads go on the worker's own stream, outside the lock, overlapping the kernels of
+        # the worker that holds it.
+        w.stream = _new_stream(w.device) if _on_device(backend) else None
         while True:
             def on_pickup(it: _GpuItem) -> None:
                 # Runs under the queue's lock: touch only the timeline (never self._lock).
@@ -569,18 +611,29 @@ class Engine:
         if job.finished:
             return
         pk = job.pk
+        dev_syn = item.syn
+        upload = getattr(ph, "upload", None)
+        if upload is not None and w.stream is not None:
+            with self._span("upload", w, job, idx), _device_scope(w.device), w.stream:
+                dev_syn = upload(pk, item.syn, backend)
+                w.stream.synchronize()
+        kstream = self._kernel_stream(w.device) if w.stream is not None else None
         # Kernel region: the only code under the device lock.
         t_acq = lock.acquire(w.name)
         self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx, worker=w.name,
                            device=w.device)
         try:
-            outputs = ph.kernels(pk, item.syn, backend, not cfg.g2_on_cpu)
+            with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()):
+                outputs = ph.kernels(pk, dev_syn, backend, not cfg.g2_on_cpu)
+                if kstream is not None:
+                    kstream.synchronize()
         finally:
             t_rel = lock.release(w.name, t_acq)
             self.timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx,
                                worker=w.name, device=w.device, ms=t_rel - t_acq)
             self.timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))
             job.add_time("gpu_ms", t_rel - t_acq, self._lock)
+        del dev_syn
         if job.finished:
             return
         g2 = None
@@ -588,7 +641,8 @@ class Engine:
             with self._span("g2", w, job, idx):
                 g2 = ph.g2_msm(pk, item.syn, self._g2_backend)
         with self._span("assemble", w, job, idx):
-            proof = ph.assemble(pk, outputs, g2, backend)
+            # A few 3-5 point MSMs: the host backend, so no device work runs outside the lock.
+            proof = ph.assemble(pk, outputs, g2, self._host_backend(backend))
             data = ph.encode(proof)
             pubs = ph.public_inputs(pk, item.syn)
         if cfg.verify_after_prove:
@@ -612,6 +666,9 @@ class Engine:
         if complete:
             self._finish(job, JobState.COMPLETED, None)
 
+    def _host_backend(self, backend: Any) -> Any:
+        return self._g2_backend if _on_device(backend) else backend
+
     def _span(self, kind: str, w: _Worker, job: _Job, idx: int) -> _SpanCtx:
         return _SpanCtx(self, kind, w, job, idx)
 
@@ -633,6 +690,55 @@ class _SpanCtx:
         self.eng.timeline.span(Span(self.kind, self.t0, t1, self.w.name, self.w.device,
                                     self.job.job_id, self.idx))
         self.job.add_time(f"{self.kind}_ms", t1 - self.t0, self.eng._lock)
+
+
+class _DeviceKey:
+    """The SRS manager's device handle of a HOT key: dropping it (demotion) lets the backend
+    free the resident copies."""
+
+    def __init__(self, backend: Any, arrays: list[Any]) -> None:
+        self._backend = backend
+        self._ids = [id(a) for a in arrays]
+
+    def __del__(self) -> None:
+        resident = getattr(self._backend, "_resident", None)
+        if isinstance(resident, dict):
+            for k in self._ids:
+                resident.pop(k, None)
+
+
+def _on_device(backend: Any) -> bool:
+    return callable(getattr(backend, "to_device", None))
+
+
+def _cuda_index(device: str) -> int | None:
+    head, _, idx = device.partition(":")
+    return int(idx) if head == "cuda" and idx.isdigit() else None
+
+
+def _device_scope(device: str) -> Any:
+    i = _cuda_index(device)
+    if i is None:
+        return contextlib.nullcontext()
+    import cupy
+
+    return cupy.cuda.Device(i)
+
+
+def _new_stream(device: str) -> Any:
+    if _cuda_index(device) is None:
+        return None
+    import cupy
+
+    with _device_scope(device):
+        return cupy.cuda.Stream(non_blocking=True)
+
+
+def _synchronize(device: str) -> None:
+    if _cuda_index(device) is not None:
+        import cupy
+
+        cupy.cuda.Device(_cuda_index(device)).synchronize()
 
 
 def _native_ok() -> bool:

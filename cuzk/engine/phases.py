@@ -42,6 +42,10 @@ class ProverPhases:
     def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any) -> Any:
         return self._p.synthesize(pk, witness, backend, check=self.check_witness)
 
+    def upload(self, pk: ProvingKey, syn: Any, backend: Any) -> Any:
+        """Optional phase (device backends): the partition's vectors to the device."""
+        return self._p.upload(syn, backend)
+
     def kernels(self, pk: ProvingKey, syn: Any, backend: Any, g2: bool) -> Any:
         return self._p.kernels(pk, syn, backend, g2=g2)
 

@@ -1,17 +1,23 @@
 """The Groth16 prover, split into the phases of DESIGN §1 so the engine can hold a per-device
 lock over the kernel region only:
 
-    synthesize (CPU) → kernels (h and the G1 MSMs: the GPU region) → g2_msm (CPU, concurrent)
+    synthesize (CPU) → upload (device backends: a, b, c and w to the device, once)
+    → kernels (h and the G1 MSMs: the GPU region) → g2_msm (CPU, concurrent)
     → assemble (a few small MSMs with r, s)
 
-`prove` runs them in order.
+`prove` runs them in order. A device backend is one with `to_device` (CUDA): there `h` and the
+witness stay on the device between the NTTs and the MSMs, and the key's arrays are kept
+resident by the backend, so a proof moves only the partition's a, b, c and w to the device.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,17 +31,18 @@ from cuzk.layout import fr_from_ints
 
 @dataclass
 class Synthesized:
-    """Evaluations of A·w, B·w, C·w on the domain (padded with zeros) and the witness."""
+    """Evaluations of A·w, B·w, C·w on the domain (padded with zeros) and the witness
+    (numpy arrays; device arrays after `upload` to a device backend)."""
 
-    a: np.ndarray  # (domain_size, 4)
-    b: np.ndarray
-    c: np.ndarray
-    witness: np.ndarray  # (n_vars, 4)
+    a: Any  # (domain_size, 4)
+    b: Any
+    c: Any
+    witness: Any  # (n_vars, 4)
 
 
 @dataclass
 class KernelOutputs:
-    h: np.ndarray  # (len(pk.h_g1), 4): the scalars of the H query
+    h: Any  # (len(pk.h_g1), 4): the scalars of the H query (left on the device, if any)
     a_g1: np.ndarray  # Σ w_i·A_i  (2, L)
     b_g1: np.ndarray  # Σ w_i·B_i in G1
     b_g2: np.ndarray | None  # Σ w_i·B_i in G2 (None when computed separately by g2_msm)
@@ -47,6 +54,40 @@ def _backend(backend: Backend | str | None) -> Backend:
     if backend is None or isinstance(backend, str):
         return get_backend(backend or "auto")
     return backend
+
+
+def on_device(backend: Any) -> bool:
+    """Whether the backend computes on a device of its own (it has `to_device`)."""
+    return callable(getattr(backend, "to_device", None))
+
+
+def _host(x: Any) -> Any:
+    return x if x is None or isinstance(x, np.ndarray) else x.get()
+
+
+# with_public_rows builds new CSR arrays when the key's matrices lack the public-input rows;
+# do that once per key's R1CS, not once per proof.
+_rows_lock = threading.Lock()
+_rows_cache: dict[int, tuple[Any, R1CS]] = {}
+
+
+def key_r1cs(r1cs: R1CS) -> R1CS:
+    """qap.with_public_rows(r1cs), cached for as long as r1cs lives."""
+    k = id(r1cs)
+    with _rows_lock:
+        hit = _rows_cache.get(k)
+        if hit is not None and hit[0]() is r1cs:
+            return hit[1]
+    full = qap.with_public_rows(r1cs)
+    if full is r1cs:
+        return full
+    with _rows_lock:
+        try:
+            ref = weakref.ref(r1cs, lambda _r: _rows_cache.pop(k, None))
+        except TypeError:
+            return full
+        _rows_cache[k] = (ref, full)
+    return full
 
 
 def synthesize(
@@ -69,44 +110,65 @@ def synthesize(
         raise ValueError(f"witness has {w.shape[0]} values, the key expects {pk.n_vars}")
     if int.from_bytes(w[0].tobytes(), "little") != 1:
         raise ValueError("witness[0] must be 1 (the constant-one wire)")
-    key_r1cs = qap.with_public_rows(pk.r1cs)
+    kr = key_r1cs(pk.r1cs)
     # zkey readers mark keys whose C matrix is absent (not merely empty) with meta c_from_ab.
     has_c = not pk.meta.get("c_from_ab", False)
-    a, b, c = qap.evaluate(key_r1cs, w, be, pk.domain_size)
+    a, b, c = qap.evaluate(kr, w, be, pk.domain_size)
     if c is None:
         # Without C, c = a∘b is what a satisfying witness gives.
         c = np.zeros_like(a) if has_c else qap.fr_mul_arrays(pk.curve, a, b)
     if check:
         if has_c:
-            qap.check_satisfied(key_r1cs, a, b, c)
+            qap.check_satisfied(kr, a, b, c)
         elif r1cs is not None:
-            full = qap.with_public_rows(r1cs)
+            full = key_r1cs(r1cs)
             fa, fb, fc = qap.evaluate(full, w, be, pk.domain_size)
             qap.check_satisfied(full, fa, fb, np.zeros_like(fa) if fc is None else fc)
     return Synthesized(a=a, b=b, c=c, witness=w)
 
 
+def upload(syn: Synthesized, backend: Backend | str | None = None) -> Synthesized:
+    """The partition's a, b, c and witness on the backend's device, each copied once, so the
+    engine can move them before it takes the device lock. Host backends get syn back."""
+    be = _backend(backend)
+    if not on_device(be) or not isinstance(syn.witness, np.ndarray):
+        return syn
+    up = be.to_device  # type: ignore[attr-defined]
+    return Synthesized(a=up(syn.a), b=up(syn.b), c=up(syn.c), witness=up(syn.witness))
+
+
 def kernels(
     pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None, g2: bool = True
 ) -> KernelOutputs:
-    """h and the G1 MSMs (plus the G2 MSM when g2): the part worth a GPU."""
+    """h and the G1 MSMs (plus the G2 MSM when g2): the part worth a GPU.
+
+    On a device backend h and w stay there from the NTTs to the MSMs; only the five sums come
+    back (h stays on the device), so the call returns once the device is done."""
     be = _backend(backend)
     curve = pk.curve
-    h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
+    if on_device(be):
+        syn = upload(syn, be)
+        n, h_len = int(syn.a.shape[0]), len(pk.h_g1)
+        if h_len > n:
+            raise ValueError(f"key has {h_len} H points for a domain of {n}")
+        omega, shift, coefficients = qap.domain_params(curve, n, pk.h_convention)
+        h = be.groth16_h(curve, syn.a, syn.b, syn.c, omega, shift, coefficients)[:h_len]
+    else:
+        h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
     w = syn.witness
     return KernelOutputs(
         h=h,
-        a_g1=be.g1_msm(curve, pk.a_g1, w),
-        b_g1=be.g1_msm(curve, pk.b_g1, w),
-        b_g2=be.g2_msm(curve, pk.b_g2, w) if g2 else None,
-        l_g1=be.g1_msm(curve, pk.l_g1, np.ascontiguousarray(w[pk.n_public + 1 :])),
-        h_g1=be.g1_msm(curve, pk.h_g1, h),
+        a_g1=_host(be.g1_msm(curve, pk.a_g1, w)),
+        b_g1=_host(be.g1_msm(curve, pk.b_g1, w)),
+        b_g2=_host(be.g2_msm(curve, pk.b_g2, w)) if g2 else None,
+        l_g1=_host(be.g1_msm(curve, pk.l_g1, w[pk.n_public + 1 :])),
+        h_g1=_host(be.g1_msm(curve, pk.h_g1, h)),
     )
 
 
 def g2_msm(pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None) -> np.ndarray:
     """Σ w_i·B_i in G2, separate so it can run on the CPU beside the GPU kernels."""
-    return _backend(backend).g2_msm(pk.curve, pk.b_g2, syn.witness)
+    return _host(_backend(backend).g2_msm(pk.curve, pk.b_g2, syn.witness))
 
 
 def assemble(
