@@ -50,7 +50,7 @@ struct bn254_fr {
 #define CUZK_X86_MONT6 1
 // Montgomery product of 6-limb values with mulx/adcx/adox (two carry chains); result < 2p.
 template <class Prm>
-inline void mont_mul_x86_6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+inline __attribute__((always_inline)) void mont_mul_x86_6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
     static constexpr uint64_t P[6] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3), Prm::mod(4), Prm::mod(5)};
     static constexpr uint64_t INV = Prm::INV;
     uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0;

@@ -88,7 +88,7 @@ CUZK_HD PairKind pair_classify(const Affine<F>& a, const Affine<F>& b) {
 
 // The denominator to invert (1 when the pair needs no inversion).
 template <class F>
-CUZK_HD_OP F pair_denominator(PairKind k, const Affine<F>& a, const Affine<F>& b) {
+CUZK_HD F pair_denominator(PairKind k, const Affine<F>& a, const Affine<F>& b) {
     if (k == PAIR_ADD) return b.x - a.x;
     if (k == PAIR_DBL) return a.y.dbl();
     return F::one();
@@ -96,7 +96,7 @@ CUZK_HD_OP F pair_denominator(PairKind k, const Affine<F>& a, const Affine<F>& b
 
 // The sum, given inv = 1/denominator.
 template <class F>
-CUZK_HD_OP Affine<F> pair_finish(PairKind k, const Affine<F>& a, const Affine<F>& b, const F& inv) {
+CUZK_HD Affine<F> pair_finish(PairKind k, const Affine<F>& a, const Affine<F>& b, const F& inv) {
     F lambda;
     if (k == PAIR_ADD) {
         lambda = (b.y - a.y) * inv;

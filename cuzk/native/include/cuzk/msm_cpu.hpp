@@ -167,7 +167,14 @@ XYZZ<F> pippenger(const uint64_t* points, int W_PT, const uint32_t* idx, size_t 
             }
             for (size_t b = nb; b-- > 0;) off[b + 1] = off[b];
             off[0] = 0;
-            for (size_t e = 0; e < off[nb]; e++) {
+            const size_t ne = off[nb];
+            for (size_t e = 0; e < ne; e++) {
+                // the gather is random access over all points: fetch a few entries ahead
+                if (e + 8 < ne) {
+                    const uint64_t* q = points + (size_t)W_PT * idx[ent[e + 8] & 0x7fffffffu];
+                    for (int l = 0; l < W_PT; l += 8) __builtin_prefetch(q + l);
+                    __builtin_prefetch(q + W_PT - 1);
+                }
                 uint32_t v = ent[e];
                 A p = A::from_raw(points + (size_t)W_PT * idx[v & 0x7fffffffu]);
                 S[e] = (v >> 31) ? p.neg() : p;
