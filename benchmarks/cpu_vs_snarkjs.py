@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--sizes", type=int, nargs="+", default=[12, 14, 16], help="log2 domain sizes")
     ap.add_argument("--curves", nargs="+", default=["bn254", "bls12_381"])
-    ap.add_argument("--runs", type=int, default=3, help="prove runs per tool (median reported)")
+    ap.add_argument("--runs", type=int, default=5, help="prove runs per tool (median reported)")
     ap.add_argument("--zkey", choices=["cuzk", "snarkjs"], default="cuzk", help="key origin")
     ap.add_argument("--provers", nargs="+", choices=PROVERS, default=list(PROVERS))
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench")
