@@ -14,6 +14,7 @@ import numpy as np
 from cuzk.backends.base import Backend
 from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
+from cuzk.formats.r1cs import add_snarkjs_public_rows
 from cuzk.groth16.errors import UnsatisfiedConstraint
 from cuzk.layout import fr_from_ints, fr_to_ints
 
@@ -52,35 +53,7 @@ def with_public_rows(r1cs: R1CS) -> R1CS:
             f"R1CS has {r1cs.n_rows} rows for {r1cs.n_constraints} constraints and "
             f"{r1cs.n_public} public inputs: neither with nor without the public-input rows"
         )
-    k = r1cs.n_public + 1
-
-    def extend(m: CSR, rows: bool) -> CSR:
-        if rows:
-            indptr = np.concatenate([m.indptr, m.indptr[-1] + np.arange(1, k + 1, dtype=np.int64)])
-            indices = np.concatenate([m.indices, np.arange(k, dtype=np.int64)])
-            one = np.zeros((k, 4), dtype=np.uint64)
-            one[:, 0] = 1
-            values = np.concatenate([m.values.reshape(-1, 4), one])
-        else:
-            indptr = np.concatenate([m.indptr, np.full(k, m.indptr[-1], dtype=np.int64)])
-            indices, values = m.indices, m.values
-        return CSR(
-            indptr=np.ascontiguousarray(indptr, dtype=np.int64),
-            indices=np.ascontiguousarray(indices, dtype=np.int64),
-            values=np.ascontiguousarray(values, dtype=np.uint64).reshape(-1, 4),
-            n_cols=m.n_cols,
-        )
-
-    return R1CS(
-        curve=r1cs.curve,
-        n_vars=r1cs.n_vars,
-        n_public=r1cs.n_public,
-        a=extend(r1cs.a, True),
-        b=extend(r1cs.b, False),
-        c=extend(r1cs.c, False),
-        n_constraints=r1cs.n_constraints,
-        labels=r1cs.labels,
-    )
+    return add_snarkjs_public_rows(r1cs)
 
 
 def witness_array(curve: Curve | str, witness: np.ndarray | Sequence[int]) -> np.ndarray:
