@@ -43,11 +43,153 @@ struct bn254_fr {
 };
 
 
-// Host fast path: 6-limb (BLS12-381 Fq) Montgomery multiplication with mulx/adcx/adox, two
-// interleaved carry chains; ~1.6x the portable CIOS on this path, which dominates G1/G2
-// arithmetic. (For 4 limbs the compiler's code from the portable version is as fast.)
+// Host fast path: 4- and 6-limb Montgomery multiplication with mulx/adcx/adox (two interleaved
+// carry chains). 6 limbs: ~1.6x the portable CIOS in a dependent chain. 4 limbs: equal in a
+// dependent chain, but inside large inlined point code GCC's u128 version spills badly and the
+// asm made BN254 G2 MSMs 3x faster (benchmarks/NOTES.md). Define CUZK_X86_MONT4=0 to compare.
 #if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
 #define CUZK_X86_MONT6 1
+#ifndef CUZK_X86_MONT4
+#define CUZK_X86_MONT4 1
+#endif
+// Montgomery product of 4-limb values with mulx/adcx/adox (two carry chains); result < 2p.
+template <class Prm>
+inline __attribute__((always_inline)) void mont_mul_x86_4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t P[4] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3)};
+    static constexpr uint64_t INV = Prm::INV;
+    uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0;
+    uint64_t lo, hi, z;
+    __asm__(
+        "xorl %k[z], %k[z]\n\t"
+        "movq 0(%[b]), %%rdx\n\t"
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "adoxq %[z], %[r4]\n\t"
+        "movq %[r0], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "adoxq %[z], %[r4]\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "movq 8(%[b]), %%rdx\n\t"
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "adoxq %[z], %[r0]\n\t"
+        "movq %[r1], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "adoxq %[z], %[r0]\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "movq 16(%[b]), %%rdx\n\t"
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "adoxq %[z], %[r1]\n\t"
+        "movq %[r2], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r2]\n\t"
+        "adcxq %[hi], %[r3]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "adoxq %[z], %[r1]\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "movq 24(%[b]), %%rdx\n\t"
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "adoxq %[z], %[r2]\n\t"
+        "movq %[r3], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[z], %k[z]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r3]\n\t"
+        "adcxq %[hi], %[r4]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r4]\n\t"
+        "adcxq %[hi], %[r0]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r0]\n\t"
+        "adcxq %[hi], %[r1]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[r1]\n\t"
+        "adcxq %[hi], %[r2]\n\t"
+        "adoxq %[z], %[r2]\n\t"
+        : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi), [z] "=&r"(z)
+        : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), [inv] "m"(INV), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3])
+        : "rdx", "cc");
+    const uint64_t res[4] = {r4, r0, r1, r2};
+    for (int i = 0; i < 4; i++) out[i] = res[i];
+}
 // Montgomery product of 6-limb values with mulx/adcx/adox (two carry chains); result < 2p.
 template <class Prm>
 inline __attribute__((always_inline)) void mont_mul_x86_6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
@@ -416,6 +558,12 @@ struct Fp {
         return mul_ptx(o);
 #else
 #ifdef CUZK_X86_MONT6
+        if constexpr (N == 4 && CUZK_X86_MONT4) {
+            Fp r;
+            mont_mul_x86_4<P>(r.v, v, o.v);
+            if (geq_mod(r.v)) sub_mod_inplace(r.v);
+            return r;
+        }
         if constexpr (N == 6) {
             Fp r;
             mont_mul_x86_6<P>(r.v, v, o.v);
