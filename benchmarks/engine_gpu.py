@@ -274,6 +274,7 @@ def main() -> None:
     ap.add_argument("--queue-depth", type=int, default=4)
     ap.add_argument("--verify", type=int, default=3, help="proofs to pairing-check per config")
     ap.add_argument("--prepare", action="store_true", help="build native + compile NVRTC first")
+    ap.add_argument("--prepare-curves", default=CURVE, help="curves to compile for (tests too)")
     ap.add_argument("--setup-backend", default="cpu", help="backend of the development setup")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
@@ -283,7 +284,7 @@ def main() -> None:
 
     doc: dict[str, Any] = {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:])}
     if args.prepare:
-        doc["prepare"] = prepare([CURVE], os.cpu_count() or 4)
+        doc["prepare"] = prepare(args.prepare_curves.split(","), os.cpu_count() or 4)
     doc["machine"] = machine(args.backend)
     from cuzk.backends import get_backend
 
