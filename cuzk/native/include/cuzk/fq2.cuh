@@ -3,6 +3,14 @@
 
 #include "ff.cuh"
 
+// On the host, Fq2 products stay out of line: inlined into large point formulas they leave the
+// register allocator too little room (spills) and multiply compile time.
+#ifdef CUZK_DEVICE_CODE
+#define CUZK_FQ2_MUL CUZK_HD
+#else
+#define CUZK_FQ2_MUL inline __attribute__((noinline))
+#endif
+
 namespace cuzk {
 
 template <class F>
@@ -22,13 +30,13 @@ struct Fp2 {
     CUZK_HD Fp2& operator-=(const Fp2& o) { return *this = *this - o; }
     CUZK_HD Fp2& operator*=(const Fp2& o) { return *this = *this * o; }
     // Karatsuba: 3 base-field multiplications.
-    CUZK_HD Fp2 operator*(const Fp2& o) const {
+    CUZK_FQ2_MUL Fp2 operator*(const Fp2& o) const {
         F t0 = c0 * o.c0, t1 = c1 * o.c1;
         F t2 = (c0 + c1) * (o.c0 + o.c1);
         return {t0 - t1, t2 - t0 - t1};
     }
     // (a + bu)^2 = (a+b)(a-b) + 2ab·u
-    CUZK_HD Fp2 sqr() const {
+    CUZK_FQ2_MUL Fp2 sqr() const {
         F ab = c0 * c1;
         return {(c0 + c1) * (c0 - c1), ab.dbl()};
     }
