@@ -70,6 +70,9 @@ class Case:
     zkey_bytes: int
     setup_seconds: float | None
     runs: dict[str, list[Run]] = field(default_factory=dict)
+    # 1-minute load average before and after the timed runs (the provers themselves account
+    # for about 2 on this 2-core machine); more means other work slowed the timings
+    loadavg: list[float] = field(default_factory=list)
 
     def _warm(self, tool: str) -> list[Run]:
         return [r for r in self.runs.get(tool, []) if not r.cold]
@@ -194,6 +197,7 @@ def bench_case(
     d, setup_s = prepare(curve, k, source, cache, seed)
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "verification_key.json"
     case = Case(curve, k, mul_chain_n(k), source, zkey.stat().st_size, setup_s)
+    case.loadavg.append(os.getloadavg()[0])
     commands = {
         "snarkjs": [str(snarkjs.find_tool("snarkjs")), "groth16", "prove"],
         "cuzk": [str(CUZK), "groth16", "prove"],
@@ -220,6 +224,9 @@ def bench_case(
             f"{dt:7.2f} s  peak RSS {rss:7.1f} MiB  snarkjs verify: {'OK' if ok else 'FAILED'}",
             flush=True,
         )
+    case.loadavg.append(os.getloadavg()[0])
+    if max(case.loadavg) > 3:
+        print(f"  note: load average {max(case.loadavg):.1f}: other work ran beside this case")
     return case
 
 
