@@ -613,10 +613,12 @@ class Engine:
         pk = job.pk
         dev_syn = item.syn
         upload = getattr(ph, "upload", None)
-        if upload is not None and w.stream is not None:
-            with self._span("upload", w, job, idx), _device_scope(w.device), w.stream:
+        if upload is not None and _on_device(backend):
+            stream = w.stream if w.stream is not None else contextlib.nullcontext()
+            with self._span("upload", w, job, idx), _device_scope(w.device), stream:
                 dev_syn = upload(pk, item.syn, backend)
-                w.stream.synchronize()
+                if w.stream is not None:
+                    w.stream.synchronize()
         kstream = self._kernel_stream(w.device) if w.stream is not None else None
         # Kernel region: the only code under the device lock.
         t_acq = lock.acquire(w.name)

@@ -38,6 +38,7 @@ class Synthesized:
     b: Any
     c: Any
     witness: Any  # (n_vars, 4)
+    on_device: bool = False  # set by upload
 
 
 @dataclass
@@ -131,10 +132,11 @@ def upload(syn: Synthesized, backend: Backend | str | None = None) -> Synthesize
     """The partition's a, b, c and witness on the backend's device, each copied once, so the
     engine can move them before it takes the device lock. Host backends get syn back."""
     be = _backend(backend)
-    if not on_device(be) or not isinstance(syn.witness, np.ndarray):
+    if not on_device(be) or syn.on_device:
         return syn
     up = be.to_device  # type: ignore[attr-defined]
-    return Synthesized(a=up(syn.a), b=up(syn.b), c=up(syn.c), witness=up(syn.witness))
+    return Synthesized(a=up(syn.a), b=up(syn.b), c=up(syn.c), witness=up(syn.witness),
+                       on_device=True)
 
 
 def kernels(

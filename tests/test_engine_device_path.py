@@ -1,0 +1,146 @@
+"""The engine's device path without a GPU: a CPU backend that pretends to own a device (it has
+`to_device`, like the CUDA backend) must get the key uploaded once when it goes HOT, each
+partition's vectors uploaded once outside the device lock, and no assembly work; proofs stay
+byte-identical to the plain CPU backend's and verify."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cuzk.backends.cpu import CpuBackend, native_module
+from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
+from cuzk.engine import (
+    CircuitSpec,
+    Engine,
+    EngineConfig,
+    JobRequest,
+    JobState,
+    KeyTier,
+    PartitionInput,
+)
+from cuzk.engine.phases import ProverPhases
+from cuzk.formats.proof_bytes import decode_proof
+from cuzk.groth16 import prover
+from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.verifier import verify
+
+pytestmark = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
+
+CID = "syn"
+
+
+class FakeDevice(CpuBackend):
+    """CPU arithmetic behind the device interface; records uploads and MSM sizes."""
+
+    name = "fakedev"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.uploads: list[tuple[int, bool]] = []  # (rows, keep)
+        self.msm_sizes: list[int] = []
+        self._resident: dict[int, np.ndarray] = {}
+
+    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
+        with self.lock:
+            self.uploads.append((int(arr.shape[0]), keep))
+            if keep:
+                hit = self._resident.get(id(arr))
+                if hit is None:
+                    hit = self._resident[id(arr)] = np.array(arr, copy=True)
+                return hit
+        return np.array(arr, copy=True)
+
+    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        with self.lock:
+            self.msm_sizes.append(int(scalars.shape[0]))
+        return super().g1_msm(curve, points, scalars)
+
+
+class DeviceEngine(Engine):
+    def _resolve_backends(self) -> None:
+        super()._resolve_backends()
+        self.fake = FakeDevice()
+        self._backends[self.devices[0]] = self.fake
+
+
+@pytest.fixture(scope="module")
+def circuit() -> SyntheticCircuit:
+    return for_domain("bls12_381", 8, n_public=1)
+
+
+@pytest.fixture(scope="module")
+def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
+    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"seed {seed}")
+    return random.Random(seed)
+
+
+def test_device_path_prove_is_byte_identical(circuit: SyntheticCircuit, pk: ProvingKey,
+                                              rng: random.Random) -> None:
+    w = circuit.witness(rng.randrange(1 << 32), rng.randrange(10))
+    r, s = rng.randrange(1, pk.curve.r), rng.randrange(1, pk.curve.r)
+    dev = FakeDevice()
+    got = prover.prove(pk, w, r=r, s=s, backend=dev)
+    want = prover.prove(pk, w, r=r, s=s, backend=CpuBackend())
+    assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in ("a", "b", "c"))
+    # kernels uploaded a, b, c and w once each (not once per MSM)
+    vectors = [n for n, keep in dev.uploads if not keep]
+    assert sorted(vectors) == sorted([pk.domain_size] * 3 + [pk.n_vars])
+    # an already uploaded partition is not uploaded again
+    syn = prover.upload(prover.synthesize(pk, w, dev), dev)
+    before = len(dev.uploads)
+    prover.kernels(pk, syn, dev, g2=False)
+    assert len(dev.uploads) == before
+
+
+@pytest.mark.parametrize("g2_on_cpu", (False, True))
+def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+                            g2_on_cpu: bool) -> None:
+    cfg = EngineConfig(devices=["cpu"], backend="cpu", gpu_workers_per_device=2,
+                       partition_workers=2, g2_on_cpu=g2_on_cpu)
+    eng = DeviceEngine(cfg, phases=ProverPhases()).start()
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        fake = eng.fake
+        kept = [n for n, keep in fake.uploads if keep]
+        n_priv = pk.n_vars - pk.n_public - 1
+        want = [pk.n_vars, pk.n_vars, n_priv, len(pk.h_g1)] + ([] if g2_on_cpu else [pk.n_vars])
+        assert sorted(kept) == sorted(want)  # the key's point arrays, once
+        n = 4
+        req = JobRequest(f"dev-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})
+                          for _ in range(n)])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        # the key was not uploaded again; each partition's a, b, c, w went up once
+        assert sorted(n for n, keep in fake.uploads if keep) == sorted(want)
+        assert len([1 for _, keep in fake.uploads if not keep]) == 4 * n
+        # assembly (3-5 point MSMs) ran on the host backend, not the device one
+        assert all(k > 5 for k in fake.msm_sizes)
+        spans = eng.timeline.spans()
+        ups = [sp for sp in spans if sp.kind == "upload"]
+        locks = [sp for sp in spans if sp.kind == "lock"]
+        assert len(ups) == n
+        for up in ups:
+            held = [lk for lk in locks if lk.job_id == up.job_id and lk.partition == up.partition]
+            assert len(held) == 1 and up.end_ms <= held[0].start_ms  # before, not inside
+        # demotion drops the resident copies
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake._resident == {}
+    finally:
+        eng.stop()
