@@ -29,6 +29,12 @@ class build_py_with_grpc(build_py):
     """Generate the gRPC stubs from cuzk/server/proto/cuzk/v1/proving.proto before copying."""
 
     def run(self) -> None:
+        if importlib.util.find_spec("grpc_tools") is None:
+            # Offline kernel-only builds (the GPU machine's image) lack grpcio-tools; the stubs
+            # are then generated on first import of cuzk.server.proto where it is installed.
+            print("cuzk: grpcio-tools not installed; skipping gRPC stub generation")
+            super().run()
+            return
         here = os.path.dirname(os.path.abspath(__file__))
         path = os.path.join(here, "cuzk/server/proto/_generate.py")
         spec = importlib.util.spec_from_file_location("_cuzk_proto_generate", path)
