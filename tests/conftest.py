@@ -60,8 +60,11 @@ class CircuitSpec:
     public: tuple[str, ...]
     make_input: InputMaker = field(compare=False)
     optimize: int = 1  # circom --O level: 2 substitutes linear constraints into others
+    inline: str | None = None  # a whole generated circuit instead of library + main
 
     def source(self) -> str:
+        if self.inline is not None:
+            return self.inline
         return circom.main_wrapper(self.library, self.template_call, self.public)
 
 
@@ -72,6 +75,57 @@ def mul_chain_spec(n: int) -> CircuitSpec:
         f"MulChain({n})",
         ("a",),
         lambda rng, r: {"a": _felts(rng, r, 1)[0], "b": _felts(rng, r, 1)[0]},
+    )
+
+
+# Coefficients below BN254's r are field elements of both curves.
+_SMALL_R = get_curve("bn254").r
+
+
+def random_circuit_spec(seed: int) -> CircuitSpec:
+    """A circuit nobody wrote: random quadratic and linear constraints over random linear
+    combinations of inputs and earlier signals, random public/private split and outputs."""
+    rng = random.Random(f"random-circuit-{seed}")
+    n_pub, n_priv, n_out = rng.randrange(0, 4), rng.randrange(1, 4), rng.randrange(0, 4)
+    n_t = rng.randrange(5, 40)
+    pool = [f"p[{i}]" for i in range(n_pub)] + [f"s[{i}]" for i in range(n_priv)]
+
+    def coeff() -> str:
+        return str(rng.choice([1, 2, -1, rng.randrange(_SMALL_R), rng.randrange(1, 100)]))
+
+    def lc(k: int) -> str:
+        terms = [f"{coeff()} * {rng.choice(pool)}" for _ in range(rng.randrange(1, k + 1))]
+        if rng.random() < 0.5:
+            terms.append(coeff())
+        return " + ".join(terms)
+
+    lines = ["pragma circom 2.0.0;", "template Random() {"]
+    if n_pub:
+        lines.append(f"    signal input p[{n_pub}];")
+    lines.append(f"    signal input s[{n_priv}];")
+    lines.append(f"    signal t[{n_t}];")
+    if n_out:
+        lines.append(f"    signal output out[{n_out}];")
+    for i in range(n_t):
+        if rng.random() < 0.2:  # linear constraint (kept as its own row at --O1)
+            lines.append(f"    t[{i}] <== {lc(4)};")
+        else:
+            extra = f" + {lc(2)}" if rng.random() < 0.4 else ""
+            lines.append(f"    t[{i}] <== ({lc(3)}) * ({lc(3)}){extra};")
+        pool.append(f"t[{i}]")
+    for j in range(n_out):
+        lines.append(f"    out[{j}] <== ({lc(3)}) * ({lc(2)});")
+    lines.append("}")
+    lines.append(f"component main{' {public [p]}' if n_pub else ''} = Random();")
+
+    def make_input(rng2: random.Random, r: int) -> dict:
+        d = {"s": _felts(rng2, r, n_priv)}
+        if n_pub:
+            d["p"] = _felts(rng2, r, n_pub)
+        return d
+
+    return CircuitSpec(
+        "random", "", "", ("p",) if n_pub else (), make_input, inline="\n".join(lines) + "\n"
     )
 
 
@@ -134,6 +188,7 @@ CIRCUITS: dict[str, CircuitSpec] = {
             lambda rng, r: {"state": _felts(rng, r, 3), "key": _felts(rng, r, 1)[0]},
             optimize=2,
         ),
+        random_circuit_spec(SEED),
     )
 }
 CIRCUIT_NAMES = tuple(CIRCUITS)
@@ -190,7 +245,7 @@ def _library_sources(name: str, seen: set[str] | None = None) -> bytes:
 
 
 def cache_key(spec: CircuitSpec, curve: str) -> str:
-    libs = _library_sources(spec.library)
+    libs = _library_sources(spec.library) if spec.inline is None else b""
     ptau = PTAU[curve]
     return _sha(
         spec.source().encode(),

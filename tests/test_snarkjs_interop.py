@@ -184,6 +184,13 @@ def test_broken_witness_names_constraint(
     assert re.search(rf"constraint\D{{0,3}}{expected}\b", msg), msg
     assert not proof.exists() and not public.exists()
 
+    # without the r1cs the zkey alone cannot name the row, but the proof still fails its
+    # check before it is written
+    res = cuzk_cli("groth16", "prove", art.zkey, bad, proof, public)
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr, res.stderr
+    assert not proof.exists() and not public.exists()
+
     wv, _ = cuzk_read_wtns(bad)
     with pytest.raises(UnsatisfiedConstraint) as exc:
         prove(read_zkey(art.zkey), wv, r1cs=read_r1cs(art.r1cs))
