@@ -5,7 +5,8 @@
 those are cached under .cache/test-artifacts (keyed by a hash of the sources, curve, ptau and
 tool versions), so only the first run on a fresh clone pays for them. Inputs, witnesses and
 snarkjs's own proof are made fresh in every session from a random seed (printed in the
-header; set CUZK_TEST_SEED to replay one).
+header; set CUZK_TEST_SEED to replay one), and so is the circuit named "random", generated
+from that seed.
 """
 
 from __future__ import annotations
