@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -133,3 +134,47 @@ def test_matvec_bad_inputs(curve: str, rng: random.Random) -> None:
         call(v=ints_to_limbs([1, c.r, 5], 4))
     with pytest.raises(ValueError, match="reduced"):
         call(ww=ints_to_limbs([1, 2, (1 << 256) - 1], 4))
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_matvec_out_writes_into_callers_buffer(curve: str, rng: random.Random) -> None:
+    c = CURVES[curve]
+    m, k = 200, 90
+    indptr, indices, values, rows = rand_csr(c, rng, m, k, 7)
+    w = [rng.randrange(c.r) for _ in range(k)]
+    vals, wl = ints_to_limbs(values, 4).reshape(-1, 4), ints_to_limbs(w, 4)
+    # A view into a larger buffer filled with garbage: every row, empty ones too, is written.
+    big = np.frombuffer(os.urandom((m + 10) * 32), dtype=np.uint64).reshape(m + 10, 4).copy()
+    tail = big[m:].copy()
+    out = big[:m]
+    got = _native.csr_matvec(curve, indptr, indices, vals, wl, out=out)
+    assert got is out and got.ctypes.data == big.ctypes.data  # no copy
+    assert limbs_to_ints(big[:m]) == matvec_python(rows, w, c.r)
+    assert np.array_equal(big[m:], tail)  # nothing written past the view
+    assert np.array_equal(got, _native.csr_matvec(curve, indptr, indices, vals, wl))
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_matvec_out_rejects_bad_buffers(curve: str) -> None:
+    indptr = np.array([0, 2, 3], dtype=np.int64)
+    indices = np.array([0, 2, 1], dtype=np.int64)
+    values = ints_to_limbs([1, 2, 5], 4)
+    w = ints_to_limbs([1, 2, 3], 4)
+
+    def call(out: object) -> None:
+        _native.csr_matvec(curve, indptr, indices, values, w, out=out)
+
+    with pytest.raises(ValueError, match="shape"):
+        call(np.zeros((3, 4), dtype=np.uint64))
+    with pytest.raises(ValueError, match="uint64"):
+        call(np.zeros((2, 4), dtype=np.int64))
+    with pytest.raises(ValueError, match="uint64"):
+        call(np.zeros((4, 4), dtype=np.uint64)[::2])  # not contiguous
+    ro = np.zeros((2, 4), dtype=np.uint64)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        call(ro)
+    with pytest.raises(ValueError, match="shares memory"):
+        call(w[:2])
+    with pytest.raises(ValueError, match="shares memory"):
+        call(values[1:])

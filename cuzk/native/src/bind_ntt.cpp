@@ -86,8 +86,31 @@ U64Array groth16_h(const std::string& curve, U64Array a, U64Array b, U64Array c,
     });
 }
 
+// Whether the byte ranges of two arrays overlap.
+bool overlaps(const py::array& x, const py::array& y) {
+    if (x.nbytes() == 0 || y.nbytes() == 0) return false;
+    const char* a = static_cast<const char*>(x.data());
+    const char* b = static_cast<const char*>(y.data());
+    return a < b + y.nbytes() && b < a + x.nbytes();
+}
+
+// The caller's output buffer: a writable C-contiguous uint64 (m, 4) array not sharing memory
+// with an input. Taken as an object, not U64Array, so that pybind11 never converts it into a
+// temporary copy (the point of out= is to write into the caller's memory, e.g. pinned pages).
+U64Array out_buffer(const py::object& out, int64_t m, const U64Array& values, const U64Array& w) {
+    if (!py::isinstance<py::array_t<uint64_t, py::array::c_style>>(out))
+        throw std::invalid_argument("out must be a C-contiguous uint64 numpy array");
+    U64Array res = py::reinterpret_borrow<U64Array>(out);
+    if (res.ndim() != 2 || res.shape(0) != m || res.shape(1) != 4)
+        throw std::invalid_argument("out must have shape (" + std::to_string(m) + ", 4)");
+    if (!res.writeable()) throw std::invalid_argument("out is read-only");
+    if (overlaps(res, w) || overlaps(res, values))
+        throw std::invalid_argument("out shares memory with w or values");
+    return res;
+}
+
 U64Array csr_matvec(const std::string& curve, I64Array indptr, I64Array indices, U64Array values,
-                    U64Array w, int threads) {
+                    U64Array w, int threads, py::object out_arg) {
     return with_curve(curve, [&](auto cv) {
         typedef typename decltype(cv)::Fr Fr;
         const int nt = resolve_threads(threads);
@@ -99,7 +122,8 @@ U64Array csr_matvec(const std::string& curve, I64Array indptr, I64Array indices,
         if ((int64_t)fr_rows<Fr>(values, "values", nt) != nnz)
             throw std::invalid_argument("values and indices differ in length");
         const int64_t k = (int64_t)fr_rows<Fr>(w, "w", nt);
-        U64Array out = new_array({(py::ssize_t)m, 4});
+        U64Array out =
+            out_arg.is_none() ? new_array({(py::ssize_t)m, 4}) : out_buffer(out_arg, m, values, w);
         const int64_t *pp = indptr.data(), *pi = indices.data();
         const Fr* pv = reinterpret_cast<const Fr*>(values.data());
         const Fr* pw = reinterpret_cast<const Fr*>(w.data());
@@ -166,9 +190,11 @@ void register_ntt(py::module_& m) {
           "(coefficients=False, snarkjs) or the coefficients of (a·b − c)/(X^n − 1) "
           "(coefficients=True, bellman).");
     m.def("csr_matvec", &csr_matvec, py::arg("curve"), py::arg("indptr"), py::arg("indices"),
-          py::arg("values"), py::arg("w"), py::arg("threads") = 0,
+          py::arg("values"), py::arg("w"), py::arg("threads") = 0, py::arg("out") = py::none(),
           "M·w for a CSR matrix M over Fr (indptr int64 (m+1), indices int64 (nnz), values "
-          "canonical (nnz, 4)) and canonical w (k, 4) -> (m, 4).");
+          "canonical (nnz, 4)) and canonical w (k, 4) -> (m, 4). With out (a writable "
+          "C-contiguous uint64 (m, 4) array sharing no memory with w or values) the result is "
+          "written there and out is returned.");
     m.def("fr_powers", &fr_powers, py::arg("curve"), py::arg("base"), py::arg("n"),
           py::arg("threads") = 0, "[1, x, x^2, ..., x^(n-1)] as canonical Fr (n, 4).");
     m.def("fr_lagrange_at", &fr_lagrange_at, py::arg("curve"), py::arg("tau"), py::arg("n"),
