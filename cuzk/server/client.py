@@ -130,6 +130,7 @@ class Client:
         self.address = address or os.environ.get("CUZK_ADDRESS") or DEFAULT_ADDRESS
         self.token = token if token is not None else os.environ.get("CUZK_TOKEN", "")
         self.retry_unavailable_s = retry_unavailable_s
+        self.tls = bool(tls_ca)
         opts = [("grpc.max_receive_message_length", max_message_bytes),
                 ("grpc.max_send_message_length", max_message_bytes)]
         if tls_ca:
@@ -158,11 +159,31 @@ class Client:
                 return getattr(self.stub, method)(request, timeout=timeout, metadata=md)
             except grpc.RpcError as exc:
                 code = exc.code()
-                if code == grpc.StatusCode.UNAVAILABLE and time.monotonic() < give_up:
+                # A failed TLS handshake is a setup mistake, not a restart: do not wait it out.
+                tls_failed = "handshake failed" in (exc.details() or "").lower()
+                if code == grpc.StatusCode.UNAVAILABLE and not tls_failed and time.monotonic() < give_up:
                     time.sleep(delay)
                     delay = min(delay * 2, 1.0)
                     continue
-                raise ClientError(code, exc.details() or "") from None
+                details = exc.details() or ""
+                if code == grpc.StatusCode.UNAVAILABLE:
+                    details += self._connect_hint(details)
+                raise ClientError(code, details) from None
+
+    def _connect_hint(self, details: str) -> str:
+        """What to fix when the channel could not be opened (gRPC's own text names only the
+        socket error)."""
+        if "failed to connect" not in details:
+            return ""  # the daemon itself answered UNAVAILABLE (shutting down): its message says why
+        where = f"the daemon at {self.address}"
+        if "WRONG_VERSION_NUMBER" in details:
+            return f" -- {where} does not speak TLS: connect without tls_ca (--tls-ca)"
+        if self.tls and ("handshake" in details.lower() or "certificate" in details.lower()):
+            return (f" -- TLS to {where} failed: tls_ca (--tls-ca) must be the CA that signed the "
+                    "daemon's certificate, and the certificate must name the host you connect to")
+        if not self.tls and "Socket closed" in details:
+            return f" -- {where} closed the connection: if it serves TLS, pass its CA with tls_ca (--tls-ca)"
+        return f" -- is {where} running and listening there?"
 
     # --- API ------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Any
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.engine import Engine
 from cuzk.server import circuits as circuits_mod
-from cuzk.server.config import ConfigError, DaemonConfig
+from cuzk.server.config import ConfigError, DaemonConfig, is_loopback
 from cuzk.server.grpc_server import build_server
 from cuzk.server.http import HttpEndpoint
 from cuzk.server.metrics import Metrics
@@ -35,7 +35,7 @@ class JsonFormatter(logging.Formatter):
             "ts": round(record.created, 3),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "message": record.getMessage(),
             "thread": record.threadName,
         }
         if record.exc_info:
@@ -54,6 +54,7 @@ def setup_logging(level: str, fmt: str, file: str = "") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    logging.captureWarnings(True)  # Python warnings in the same format, not raw on stderr
 
 
 class Daemon:
@@ -86,6 +87,10 @@ class Daemon:
         self.metrics = Metrics(self.service)
         self.service.on_job_done = self.metrics.job_done
         token = c.auth_token
+        for key in ("listen", "http_listen"):
+            if token and not d["tls_cert"] and not is_loopback(d[key]):
+                log.warning("[daemon] %s = %s is reachable from other machines without TLS: the "
+                            "bearer token travels in the clear (set tls_cert/tls_key)", key, d[key])
         self.server, port = build_server(
             self.service, self.metrics, d["listen"], d["grpc_threads"], d["max_message_bytes"],
             token, d["tls_cert"], d["tls_key"],
@@ -99,7 +104,8 @@ class Daemon:
             log.info("preloaded key %s in %.0f ms", cid, (time.monotonic() - t0) * 1000)
         self.http = None
         if d["http_listen"]:
-            self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token)
+            self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token,
+                                     d["tls_cert"], d["tls_key"])
             self.http.start()
             self.http_address = self.http.address
         self.server.start()

@@ -1,4 +1,8 @@
-"""HTTP endpoint beside the gRPC port: GET /status (JSON), /metrics (Prometheus), /healthz."""
+"""HTTP endpoint beside the gRPC port: GET /status (JSON), /metrics (Prometheus), /healthz.
+
+With [daemon] tls_cert/tls_key set it speaks HTTPS with the same certificate as gRPC, so a
+bearer token is never sent in the clear to a daemon that listens beyond loopback.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import json
 import logging
 import os
 import socketserver
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +26,13 @@ log = logging.getLogger("cuzk.server")
 def _handler(service: ProvingService, metrics: Metrics, token: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "cuzk"
+        timeout = 30  # a client that stalls (or never finishes a TLS handshake) frees its thread
+
+        def setup(self) -> None:
+            super().setup()
+            if isinstance(self.connection, ssl.SSLSocket):
+                # The handshake runs here, in the request's thread, not in the accept loop.
+                self.connection.do_handshake()
 
         def address_string(self) -> str:  # unix sockets have no client address
             return str(self.client_address[0]) if self.client_address else "unix"
@@ -58,7 +70,18 @@ def _handler(service: ProvingService, metrics: Metrics, token: str) -> type[Base
     return Handler
 
 
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _QuietErrors:
+    """Failed handshakes and dropped connections are the client's problem: log, no traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("http connection from %s failed", client_address, exc_info=True)
+
+
+class _TcpHTTPServer(_QuietErrors, ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class _UnixHTTPServer(_QuietErrors, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
     def get_request(self) -> tuple[Any, Any]:
@@ -67,7 +90,8 @@ class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
 
 
 class HttpEndpoint:
-    def __init__(self, listen: str, service: ProvingService, metrics: Metrics, token: str = "") -> None:
+    def __init__(self, listen: str, service: ProvingService, metrics: Metrics, token: str = "",
+                 tls_cert: str = "", tls_key: str = "") -> None:
         handler = _handler(service, metrics, token)
         self.server: socketserver.BaseServer
         if listen.startswith("unix:"):
@@ -78,10 +102,17 @@ class HttpEndpoint:
             self.address = listen
         else:
             host, port = listen.rsplit(":", 1)
-            srv = ThreadingHTTPServer((host.strip("[]"), int(port)), handler)
-            srv.daemon_threads = True
+            srv = _TcpHTTPServer((host.strip("[]"), int(port)), handler)
             self.server = srv
             self.address = f"{host}:{srv.server_address[1]}"
+        self.tls = bool(tls_cert)
+        if tls_cert:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.load_cert_chain(os.path.expanduser(tls_cert), os.path.expanduser(tls_key))
+            sock = self.server.socket  # type: ignore[attr-defined]
+            self.server.socket = ctx.wrap_socket(  # type: ignore[attr-defined]
+                sock, server_side=True, do_handshake_on_connect=False)
         self._thread = threading.Thread(target=self.server.serve_forever, name="cuzk-http", daemon=True)
 
     def start(self) -> None:
