@@ -3,7 +3,7 @@ reference each implement it over the array layout of docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -49,3 +49,12 @@ class Backend(Protocol):
         values: np.ndarray,
         w: np.ndarray,
     ) -> np.ndarray: ...
+
+
+def alloc_host(backend: Any, shape: int | tuple[int, ...], dtype: Any = np.uint64) -> np.ndarray:
+    """An uninitialized host array for data the backend will read: its own `alloc_host` when it
+    has one (pinned pages on CUDA, so uploads are direct DMA), else plain numpy (CPU, reference)."""
+    fn = getattr(backend, "alloc_host", None)
+    if callable(fn):
+        return fn(shape, dtype)
+    return np.empty(shape, dtype=dtype)

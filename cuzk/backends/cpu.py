@@ -140,7 +140,9 @@ class CpuBackend:
         indices: np.ndarray,
         values: np.ndarray,
         w: np.ndarray,
+        out: np.ndarray | None = None,
     ) -> np.ndarray:
+        """M·w; with out ((m, 4) uint64, C-contiguous) the rows are written there, no copy."""
         c = get_curve(curve)
         return self._n.csr_matvec(
             c.name,
@@ -149,4 +151,5 @@ class CpuBackend:
             _u64(values),
             _u64(w),
             threads=self._threads(len(indptr)),
+            out=out,
         )

@@ -16,6 +16,13 @@ native code that releases the GIL (numpy, cuzk._native, CuPy launches).
 On a CUDA device the key is made HOT by uploading its point arrays once (the SRS manager's
 prepare hook, `to_device(keep=True)`), so a proof moves only its partition's vectors.
 
+Partition buffers: synthesis writes a, b, c (straight from the constraint evaluation) and the
+witness into a buffer set from `host_buffers` (buffers.HostBufferPool), allocated by the
+device backend's `alloc_host` (pinned memory on CUDA, numpy on the CPU) and reused per circuit
+shape; the GPU stage reads (uploads) them as they are. A set goes back to the pool when the
+partition's kernel region (and the CPU G2 MSM, which reads the witness) ends, or when its job
+is cancelled or fails.
+
 Memory bound: a synthesized partition is alive from SYNTH_END until its GPU worker finishes
 with it, and is then either queued (≤ max_gpu_queue_depth), held by a GPU worker (≤ one
 each) or held by a partition worker blocked on a full queue (≤ one each). So at most
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import inspect
 import itertools
 import logging
 import threading
@@ -38,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.engine.buffers import HostBufferPool, Lease
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.gpu_queue import BoundedPriorityQueue, QueueClosed
 from cuzk.engine.phases import Phases, ProverPhases
@@ -117,6 +126,7 @@ class _GpuItem:
     t_queued: float = 0.0
     t_picked: float = 0.0
     buffered: bool = True
+    lease: Lease | None = None  # the host buffers syn's arrays live in
 
 
 @dataclass
@@ -154,6 +164,10 @@ class Engine:
         self._workers: list[_Worker] = []
         self._buffered = 0
         self.buffered_max = 0
+        # Bound fixed in start(), once the device list is known.
+        self.host_buffers = HostBufferPool(config.buffered_partitions_bound)
+        self._alloc_backend: Any = None
+        self._synth_out = False
         self._started = False
         self._stopping = False
         self._accepting = False
@@ -173,6 +187,12 @@ class Engine:
             self._phases = ProverPhases()
         self._resolve_backends()
         cfg = self.config
+        self.host_buffers.bound = self.buffered_bound
+        # Partition buffers come from the first backend with its own host allocator (pinned
+        # memory is portable across CUDA devices), else numpy.
+        self._alloc_backend = next((b for b in self._backends.values()
+                                    if callable(getattr(b, "alloc_host", None))), None)
+        self._synth_out = _takes_out(self._phases.synthesize)
         if any(_on_device(b) for b in self._backends.values()):
             self.srs._prepare = self._prepare_key
         else:
@@ -213,6 +233,7 @@ class Engine:
         with self._lock:
             self._stopping = True
             self._sched_cv.notify_all()
+        self.host_buffers.wake()
         self.gpu_queue.close()
         for w in self._workers:
             if w.thread is not None:
@@ -379,6 +400,7 @@ class Engine:
                 "buffered_partitions_max": self.buffered_max,
                 "buffered_partitions_bound": self.buffered_bound,
             }
+        out["host_buffers"] = self.host_buffers.status()
         out["keys"] = self.srs.status()
         out["locks"] = {d: {"acquisitions": lk.stats.acquisitions,
                             "held_ms": round(lk.stats.held_ms, 3),
@@ -483,6 +505,7 @@ class Engine:
                 it.syn = None
                 self._partition_left(job, it)
             self.gpu_queue.wake()  # producers of this job blocked on a full queue give up
+            self.host_buffers.wake()
         self._maybe_release_key(job)
         if state == JobState.FAILED:
             log.error("job %s failed: %s", job.job_id, error)
@@ -490,12 +513,21 @@ class Engine:
         return True
 
     def _partition_left(self, job: _Job, item: _GpuItem | None) -> None:
+        if item is not None:
+            self._release_buffers(item)
         if item is not None and item.buffered:
             item.buffered = False
             self._buffer(-1)
         with self._lock:
             job.inflight -= 1
         self._maybe_release_key(job)
+
+    def _release_buffers(self, item: _GpuItem) -> None:
+        """The partition's host buffers back to the pool; nothing may read syn after this."""
+        item.syn = None
+        lease, item.lease = item.lease, None
+        if lease is not None:
+            lease.release()
 
     def _maybe_release_key(self, job: _Job) -> None:
         with self._lock:
@@ -533,6 +565,7 @@ class Engine:
 
     def _synthesize_partition(self, w: _Worker, job: _Job, idx: int) -> None:
         item: _GpuItem | None = None
+        lease: Lease | None = None
         handed_over = False
         try:
             if job.finished:
@@ -546,8 +579,16 @@ class Engine:
             if witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
-            syn = self._phases.synthesize(pk, witness, self._synth_backend)
-            item = _GpuItem(job, idx, syn)
+            if self._synth_out and hasattr(pk, "domain_size") and hasattr(pk, "n_vars"):
+                lease = self._lease_buffers(job, pk)
+                if lease is None:  # cancelled (or stopping) while waiting for buffers
+                    return
+                syn = self._phases.synthesize(pk, witness, self._synth_backend,
+                                              out=lease.buffers)
+            else:
+                syn = self._phases.synthesize(pk, witness, self._synth_backend)
+            item = _GpuItem(job, idx, syn, lease=lease)
+            lease = None  # the item owns it now
             self._buffer(+1)
             t1 = self.timeline.now_ms()
             self.timeline.emit("SYNTH_END", job.job_id, t_ms=t1, partition=idx, worker=w.name,
@@ -569,11 +610,21 @@ class Engine:
         except QueueClosed:
             pass
         finally:
+            if lease is not None:  # synthesis failed with the buffers taken
+                lease.release()
             if item is None and not handed_over:  # failed before synthesis finished
                 self._partition_left(job, None)
             elif item is not None:  # synthesized but never queued: drop it here
-                item.syn = None
                 self._partition_left(job, item)
+
+    def _lease_buffers(self, job: _Job, pk: Any) -> Lease | None:
+        from cuzk.groth16 import prover
+
+        backend = self._alloc_backend
+        return self.host_buffers.acquire(
+            (int(pk.domain_size), int(pk.n_vars)),
+            lambda: prover.host_buffers(pk, backend),
+            abort=lambda: job.finished or self._stopping)
 
     # --- GPU workers -------------------------------------------------------------------------
 
@@ -600,7 +651,6 @@ class Engine:
             except Exception as exc:  # never let a worker die; the job carries the error
                 self._fail(item.job, item.index, "proving", exc)
             finally:
-                item.syn = None
                 self._partition_left(item.job, item)
                 w.job_id = w.partition = None
 
@@ -642,17 +692,18 @@ class Engine:
         if cfg.g2_on_cpu:
             with self._span("g2", w, job, idx):
                 g2 = ph.g2_msm(pk, item.syn, self._g2_backend)
+        pubs = ph.public_inputs(pk, item.syn)
+        # Nothing reads the partition's vectors from here on: its buffers can take the next one.
+        self._release_buffers(item)
         with self._span("assemble", w, job, idx):
             # A few 3-5 point MSMs: the host backend, so no device work runs outside the lock.
             proof = ph.assemble(pk, outputs, g2, self._host_backend(backend))
             data = ph.encode(proof)
-            pubs = ph.public_inputs(pk, item.syn)
         if cfg.verify_after_prove:
             with self._span("verify", w, job, idx):
                 ok = ph.verify(pk, pubs, proof)
             if not ok:
                 raise VerifyMismatch("verify-after-prove rejected the proof")
-        item.syn = None
         if item.buffered:
             item.buffered = False
             self._buffer(-1)
@@ -707,6 +758,14 @@ class _DeviceKey:
         if isinstance(resident, dict):
             for k in self._ids:
                 resident.pop(k, None)
+
+
+def _takes_out(fn: Any) -> bool:
+    """Whether a phases object's synthesize accepts out= (writes into given buffers)."""
+    try:
+        return "out" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _on_device(backend: Any) -> bool:

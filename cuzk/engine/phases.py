@@ -15,6 +15,7 @@ from cuzk.groth16.keys import ProvingKey
 
 
 class Phases(Protocol):
+    # May also take out= (buffers to write into); the engine passes it only when it does.
     def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any) -> Any: ...
 
     def kernels(self, pk: ProvingKey, syn: Any, backend: Any, g2: bool) -> Any: ...
@@ -39,8 +40,10 @@ class ProverPhases:
         self._p = prover
         self.check_witness = check_witness
 
-    def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any) -> Any:
-        return self._p.synthesize(pk, witness, backend, check=self.check_witness)
+    def synthesize(self, pk: ProvingKey, witness: np.ndarray, backend: Any,
+                   out: Any = None) -> Any:
+        """out: buffers from prover.host_buffers to write a, b, c and the witness into."""
+        return self._p.synthesize(pk, witness, backend, check=self.check_witness, out=out)
 
     def upload(self, pk: ProvingKey, syn: Any, backend: Any) -> Any:
         """Optional phase (device backends): the partition's vectors to the device."""

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backends import get_backend
-from cuzk.backends.base import Backend
+from cuzk.backends.base import Backend, alloc_host
 from cuzk.circuits.r1cs import R1CS
 from cuzk.groth16 import qap
 from cuzk.groth16.keys import Proof, ProvingKey
@@ -91,17 +91,31 @@ def key_r1cs(r1cs: R1CS) -> R1CS:
     return full
 
 
+def host_buffers(pk: ProvingKey, backend: Any = None) -> Synthesized:
+    """Uninitialized a, b, c (domain_size, 4) and witness (n_vars, 4) host arrays for
+    `synthesize(out=...)`, from the backend's allocator (backends.base.alloc_host: pinned
+    memory for a CUDA backend, numpy otherwise)."""
+    d, n = pk.domain_size, pk.n_vars
+    return Synthesized(a=alloc_host(backend, (d, 4)), b=alloc_host(backend, (d, 4)),
+                       c=alloc_host(backend, (d, 4)), witness=alloc_host(backend, (n, 4)))
+
+
 def synthesize(
     pk: ProvingKey,
     witness: np.ndarray | Sequence[int],
     backend: Backend | str | None = None,
     check: bool = True,
     r1cs: R1CS | None = None,
+    out: Synthesized | None = None,
 ) -> Synthesized:
     """Constraint evaluation (and, with check, the satisfiability check) for one witness.
 
     `r1cs` (full A, B, C) is used for the check when the key lacks C, as snarkjs zkeys do;
     without it such a key can only be checked by verifying the proof afterwards.
+
+    `out` (from `host_buffers`, e.g. pinned memory the GPU reads directly) receives the
+    results: a, b, c are written there by the constraint evaluation itself and the witness is
+    copied in once; the returned Synthesized holds those same arrays.
     """
     be = _backend(backend)
     if pk.r1cs is None:
@@ -114,10 +128,27 @@ def synthesize(
     kr = key_r1cs(pk.r1cs)
     # zkey readers mark keys whose C matrix is absent (not merely empty) with meta c_from_ab.
     has_c = not pk.meta.get("c_from_ab", False)
-    a, b, c = qap.evaluate(kr, w, be, pk.domain_size)
+    bufs = None
+    if out is not None:
+        ow = out.witness
+        if (not isinstance(ow, np.ndarray) or ow.shape != w.shape or ow.dtype != np.uint64
+                or not ow.flags.c_contiguous):
+            raise ValueError(f"out.witness must be a C-contiguous uint64 {w.shape} array")
+        if ow is not w:
+            np.copyto(ow, w)
+        w = ow
+        bufs = (out.a, out.b, out.c)
+    a, b, c = qap.evaluate(kr, w, be, pk.domain_size, out=bufs)
     if c is None:
         # Without C, c = a∘b is what a satisfying witness gives.
-        c = np.zeros_like(a) if has_c else qap.fr_mul_arrays(pk.curve, a, b)
+        if out is None:
+            c = np.zeros_like(a) if has_c else qap.fr_mul_arrays(pk.curve, a, b)
+        else:
+            c = out.c
+            if has_c:
+                c.fill(0)
+            else:
+                c[...] = qap.fr_mul_arrays(pk.curve, a, b)
     if check:
         if has_c:
             qap.check_satisfied(kr, a, b, c)

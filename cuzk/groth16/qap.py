@@ -7,6 +7,7 @@ and bellman (ω and coset shift from Fr's multiplicative generator, coefficients
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,24 +79,67 @@ def fr_mul_arrays(curve: Curve | str, a: np.ndarray, b: np.ndarray) -> np.ndarra
 
 
 def evaluate(
-    r1cs: R1CS, witness: np.ndarray, backend: Backend, domain_size: int
+    r1cs: R1CS,
+    witness: np.ndarray,
+    backend: Backend,
+    domain_size: int,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """a = A·w, b = B·w, c = C·w (None when the C matrix is empty, as in snarkjs zkeys),
-    each zero-padded to the domain."""
+    each zero-padded to the domain.
+
+    With out (three (domain_size, 4) uint64 arrays, e.g. pinned partition buffers) the results
+    are written there and returned: rows straight from the backend when its csr_matvec takes
+    out=, the padding zeroed. An out array whose matrix is empty is zeroed, except C's, which
+    is left alone (c is None then)."""
     c = r1cs.curve
     if witness.shape[0] != r1cs.n_vars:
         raise ValueError(f"witness has {witness.shape[0]} values, the circuit {r1cs.n_vars}")
     if r1cs.n_rows > domain_size:
         raise ValueError(f"{r1cs.n_rows} constraint rows do not fit a domain of {domain_size}")
+    if out is not None:
+        for x in out:
+            if (not isinstance(x, np.ndarray) or x.shape != (domain_size, 4)
+                    or x.dtype != np.uint64 or not x.flags.c_contiguous or not x.flags.writeable):
+                raise ValueError(f"out arrays must be writable C-contiguous uint64 "
+                                 f"({domain_size}, 4) arrays")
+    direct = _takes_out(backend)
 
-    def matvec(m: CSR) -> np.ndarray:
-        out = np.zeros((domain_size, 4), dtype=np.uint64)
+    def matvec(m: CSR, dst: np.ndarray | None) -> np.ndarray:
+        if dst is None:
+            dst = np.zeros((domain_size, 4), dtype=np.uint64)
+            if not m.nnz:
+                return dst
+        else:
+            dst[m.n_rows if m.nnz else 0 :] = 0
         if m.nnz:
-            out[: m.n_rows] = backend.csr_matvec(c, m.indptr, m.indices, m.values, witness)
-        return out
+            rows = dst[: m.n_rows]
+            if direct:
+                backend.csr_matvec(c, m.indptr, m.indices, m.values, witness, out=rows)  # type: ignore[call-arg]
+            else:
+                rows[...] = backend.csr_matvec(c, m.indptr, m.indices, m.values, witness)
+        return dst
 
-    cv = matvec(r1cs.c) if r1cs.c.nnz else None
-    return matvec(r1cs.a), matvec(r1cs.b), cv
+    oa, ob, oc = out if out is not None else (None, None, None)
+    cv = matvec(r1cs.c, oc) if r1cs.c.nnz else None
+    return matvec(r1cs.a, oa), matvec(r1cs.b, ob), cv
+
+
+_out_support: dict[type, bool] = {}
+
+
+def _takes_out(backend: Backend) -> bool:
+    """Whether backend.csr_matvec accepts out= (writes into the caller's array)."""
+    t = type(backend)
+    hit = _out_support.get(t)
+    if hit is None:
+        try:
+            params = inspect.signature(backend.csr_matvec).parameters
+            hit = "out" in params
+        except (TypeError, ValueError):
+            hit = False
+        _out_support[t] = hit
+    return hit
 
 
 def check_satisfied(r1cs: R1CS, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
