@@ -58,6 +58,16 @@ _BLOCK = 256
 _CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
 _NULL = np.uint64(0)
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
+_MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
+
+
+def _is_pinned(arr: np.ndarray) -> bool:
+    """Whether arr's memory is page-locked (from alloc_host or any cudaHostAlloc)."""
+    try:
+        attrs = cp.cuda.runtime.pointerGetAttributes(arr.ctypes.data)
+    except Exception:  # pageable memory on old drivers is an error, not a type
+        return False
+    return int(getattr(attrs, "type", -1)) == _MEMORY_TYPE_HOST
 
 
 def is_available() -> bool:
@@ -224,8 +234,28 @@ class CudaBackend:
             k = self._consts[c.name] = _FrConsts(c)
         return k
 
+    def alloc_host(self, shape: int | tuple[int, ...], dtype: Any = np.uint64) -> np.ndarray:
+        """An uninitialized numpy array in pinned (page-locked) host memory. to_device copies
+        such an array with one asynchronous DMA on the current stream (no staging copy from
+        pageable memory), so uploads run at full PCIe speed beside kernels on other streams.
+        The pages go back to CuPy's pinned pool when the array and its views are gone."""
+        import cupyx
+
+        return cupyx.empty_pinned(shape, dtype=dtype)
+
+    def _upload(self, arr: Any, dtype: Any) -> Any:
+        host = np.ascontiguousarray(arr, dtype=dtype)
+        if host.size and _is_pinned(host):
+            # Asynchronous on the current stream: the caller keeps arr unchanged until that
+            # stream has passed this point (the engine synchronizes its upload stream).
+            dev = cp.empty(host.shape, dtype=host.dtype)
+            dev.set(host, stream=cp.cuda.get_current_stream())
+            return dev
+        return cp.asarray(host)
+
     def to_device(self, arr: Any, keep: bool = False, dtype: Any = np.uint64) -> Any:
-        """A C-contiguous device copy of arr (a device array passes through).
+        """A C-contiguous device copy of arr (a device array passes through); pinned host
+        arrays (alloc_host) are copied asynchronously on the current stream.
 
         keep=True keeps the copy for as long as the host array lives (proving keys: the HOT
         tier), so later calls with the same array skip the transfer. The key's arrays never
@@ -237,7 +267,7 @@ class CudaBackend:
             hit = self._resident.get(id(arr))
             if hit is not None and hit[0]() is arr:
                 return hit[1]
-        dev = cp.asarray(np.ascontiguousarray(arr, dtype=dtype))
+        dev = self._upload(arr, dtype)
         if keep:
             key = id(arr)
             try:
