@@ -41,12 +41,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_config(tmp: Path, extra: str = "", partitions: int = 2, **daemon: Any) -> Path:
+def write_config(tmp: Path, extra: str = "", partitions: int = 2,
+                 sections: dict[str, dict[str, Any]] | None = None, **daemon: Any) -> Path:
     """A config serving the tiny circuits: "tiny" (fixed partition count), "tiny-any" and
-    "tiny-witness" (a key file; jobs send full witnesses). `daemon` sets [daemon] keys."""
-    daemon = {"listen": "127.0.0.1:0", "http_listen": "127.0.0.1:0", **daemon}
-    lines = ["[daemon]"] + [f"{k} = {json.dumps(v)}" for k, v in daemon.items()]
-    lines += [
+    "tiny-witness" (a key file; jobs send full witnesses). `daemon` sets [daemon] keys,
+    `sections` keys of other sections (e.g. {"store": {"retention": 1}}); `extra` is raw TOML
+    appended at the end."""
+    tables: dict[str, dict[str, Any]] = {
+        "daemon": {"listen": "127.0.0.1:0", "http_listen": "127.0.0.1:0", **daemon},
+        "gpus": {"devices": [], "gpu_workers_per_device": 1},
+        "synthesis": {"partition_workers": 2},
+        "store": {"path": str(tmp / "jobs.sqlite")},
+        "log": {"timeline": str(tmp / "timeline.log")},
+    }
+    for name, keys in (sections or {}).items():
+        tables.setdefault(name, {}).update(keys)
+    lines = [
         "[srs.circuits.tiny]",
         f'synthetic = {{ curve = "{CURVE}", constraints = {CONSTRAINTS} }}',
         f"partitions = {partitions}",
@@ -54,12 +64,11 @@ def write_config(tmp: Path, extra: str = "", partitions: int = 2, **daemon: Any)
         f'synthetic = {{ curve = "{CURVE}", constraints = {CONSTRAINTS} }}',
         "[srs.circuits.tiny-witness]",
         f'key = "{tiny_key_path()}"',
-        "[gpus]", "devices = []", "gpu_workers_per_device = 1",
-        "[synthesis]", "partition_workers = 2",
-        "[store]", f'path = "{tmp / "jobs.sqlite"}"',
-        "[log]", f'timeline = "{tmp / "timeline.log"}"',
-        extra,
     ]
+    for name, keys in tables.items():
+        lines.append(f"[{name}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in keys.items()]
+    lines.append(extra)
     p = tmp / "cuzk.toml"
     p.write_text("\n".join(lines) + "\n")
     return p
