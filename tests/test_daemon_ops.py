@@ -234,3 +234,30 @@ def test_zkey_circuit(tmp_path: Path, curve: str, circom_artifact, rng: random.R
     finally:
         assert d.term() == 0, d.log()
 
+
+
+def test_preload_at_start_and_cli_cancel(tmp_path: Path, rng: random.Random,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = write_config(tmp_path, sections={"srs": {"preload": ["tiny", "tiny-witness"]}})
+    d = DaemonProc(cfg, tmp_path).start()
+    try:
+        with d.client() as c:
+            # HOT before any job asked for them: loaded before the daemon reported ready.
+            tiers = {k["circuit_id"]: k["tier"] for k in c.status()["loaded_srs"]}
+            assert tiers.get("tiny") == "HOT" and tiers.get("tiny-witness") == "HOT"
+            assert tiers.get("tiny-any", "COLD") != "HOT"
+            assert "preloaded key tiny " in d.log() and "preloaded key tiny-witness " in d.log()
+
+            blocker = c.submit("tiny-any", [rng.randrange(2**30) for _ in range(100)])
+            victim = c.submit("tiny-any", [rng.randrange(2**30) for _ in range(4)], priority="low")
+            capsys.readouterr()
+            assert cli(["cancel", "--address", d.grpc, victim.job_id]) == 0
+            assert capsys.readouterr().out.strip() == "cancelled"
+            assert c.await_proof(victim.job_id, timeout=60).status == "CANCELLED"
+            assert cli(["cancel", "--address", d.grpc, victim.job_id]) == 0
+            assert capsys.readouterr().out.strip() == "already finished"
+            assert cli(["cancel", "--address", d.grpc, "no-such-job"]) == 1
+            assert "no job 'no-such-job'" in capsys.readouterr().err
+            assert c.await_proof(blocker.job_id, timeout=120).ok
+    finally:
+        assert d.term() == 0, d.log()
