@@ -50,6 +50,12 @@ def test_unix_socket(tmp_path: Path, rng: random.Random) -> None:
     d = DaemonProc(cfg, tmp_path).start()
     assert d.grpc == f"unix:{grpc_sock}" and d.http == f"unix:{http_sock}"
     assert grpc_sock.is_socket() and http_sock.is_socket()
+    # A second daemon on the same socket paths is refused instead of taking them over.
+    tmp2 = tmp_path / "second"
+    tmp2.mkdir()
+    cfg2 = write_config(tmp2, listen=f"unix:{grpc_sock}", http_listen=f"unix:{http_sock}")
+    with pytest.raises(RuntimeError, match="another process is listening there"):
+        DaemonProc(cfg2, tmp2).start()
     seeds = [rng.randrange(2**40) for _ in range(2)]
     with d.client() as c:
         res = c.prove("tiny", seeds, timeout=120)
@@ -74,6 +80,7 @@ def test_unix_socket(tmp_path: Path, rng: random.Random) -> None:
         verify_result(c.prove("tiny", [rng.randrange(2**40), rng.randrange(2**40)], timeout=120))
     assert _unix_get(str(http_sock), "/healthz") == (200, b"ok\n")
     assert d.term() == 0, d.log()
+    assert not grpc_sock.exists() and not http_sock.exists()  # a clean stop removes them
 
 
 def test_retention_loop_removes_only_finished_jobs(tmp_path: Path, rng: random.Random) -> None:

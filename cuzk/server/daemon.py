@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -57,6 +58,23 @@ def setup_logging(level: str, fmt: str, file: str = "") -> None:
     logging.captureWarnings(True)  # Python warnings in the same format, not raw on stderr
 
 
+def check_unix_free(listen: str) -> None:
+    """Binding a unix socket replaces whatever file is at its path; refuse when another
+    process still answers there (a stale file from a killed daemon is fine to replace)."""
+    if not listen.startswith("unix:"):
+        return
+    path = listen[5:].removeprefix("//")
+    if not os.path.exists(path):
+        return
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(1.0)
+        try:
+            s.connect(path)
+        except OSError:
+            return  # nobody listening: a leftover
+    raise OSError(f"cannot listen on {listen}: another process is listening there")
+
+
 class Daemon:
     def __init__(self, config: DaemonConfig, phases: Any = None) -> None:
         self.config = config
@@ -76,6 +94,8 @@ class Daemon:
             ecfg = EngineConfig.from_dict(c.engine_dict())
         except ValueError as exc:
             raise ConfigError(f"{c.source}: {exc}") from None
+        for key in ("listen", "http_listen"):
+            check_unix_free(d[key])
         self.store = JobStore(c.store_path(), c["store"]["synchronous"])
         removed = self.store.cleanup(c["store"]["retention"])
         if removed:

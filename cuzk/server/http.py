@@ -94,12 +94,14 @@ class HttpEndpoint:
                  tls_cert: str = "", tls_key: str = "") -> None:
         handler = _handler(service, metrics, token)
         self.server: socketserver.BaseServer
+        self._unix_path = ""
         if listen.startswith("unix:"):
             path = listen[5:].removeprefix("//")
             if os.path.exists(path):
                 os.unlink(path)
             self.server = _UnixHTTPServer(path, handler)
             self.address = listen
+            self._unix_path = path
         else:
             host, port = listen.rsplit(":", 1)
             srv = _TcpHTTPServer((host.strip("[]"), int(port)), handler)
@@ -121,3 +123,8 @@ class HttpEndpoint:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        if self._unix_path:
+            try:
+                os.unlink(self._unix_path)
+            except FileNotFoundError:
+                pass
