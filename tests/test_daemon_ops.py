@@ -16,7 +16,7 @@ import pytest
 from daemon_harness import DaemonProc, tiny_circuit, verify_result, write_config
 
 from cuzk.cli import main as cli
-from cuzk.server.client import ClientError
+from cuzk.server.client import ClientError, ProofResult
 from cuzk.server.proto import pb
 from cuzk.server.store import JobStore
 
@@ -266,5 +266,40 @@ def test_preload_at_start_and_cli_cancel(tmp_path: Path, rng: random.Random,
             assert cli(["cancel", "--address", d.grpc, "no-such-job"]) == 1
             assert "no job 'no-such-job'" in capsys.readouterr().err
             assert c.await_proof(blocker.job_id, timeout=120).ok
+    finally:
+        assert d.term() == 0, d.log()
+
+
+def test_unary_prove_rpc(tmp_path: Path, rng: random.Random) -> None:
+    # The one-call Prove RPC (the Python client and CLI use SubmitProof + AwaitProof).
+    d = DaemonProc(write_config(tmp_path), tmp_path).start()
+    try:
+        with d.client() as c:
+            seeds = [rng.randrange(2**40) for _ in range(2)]
+            rid = f"unary-{rng.randrange(2**60)}"
+            sub = pb.SubmitProofRequest(
+                request_id=rid, circuit_id="tiny", priority=pb.HIGH,
+                partitions=[pb.PartitionInput(inputs_json=json.dumps({"seed": s})) for s in seeds])
+            r = c._call("Prove", pb.ProveRequest(submit=sub, timeout_ms=120_000)).result
+            assert r.status == pb.AwaitProofResponse.COMPLETED and r.request_id == rid
+            res = ProofResult.from_message(r)
+            verify_result(res)
+            assert res.public_inputs == [tiny_circuit().public_inputs(s, i) for i, s in enumerate(seeds)]
+            # The same request again: the same job, its stored result.
+            again = c._call("Prove", pb.ProveRequest(submit=sub, timeout_ms=1000)).result
+            assert again.job_id == r.job_id and list(again.proofs) == list(r.proofs)
+            # A deadline shorter than the job answers TIMEOUT; the job goes on and can be awaited.
+            big = pb.SubmitProofRequest(
+                request_id=f"unary-big-{rng.randrange(2**60)}", circuit_id="tiny-any",
+                partitions=[pb.PartitionInput(inputs_json=json.dumps({"seed": i})) for i in range(40)])
+            t = c._call("Prove", pb.ProveRequest(submit=big, timeout_ms=1)).result
+            assert t.status == pb.AwaitProofResponse.TIMEOUT and "await again" in t.error_message
+            assert c.await_proof(t.job_id, timeout=120).ok
+            # Bad input through Prove gets the same codes as SubmitProof.
+            with pytest.raises(ClientError) as exc:
+                c._call("Prove", pb.ProveRequest(submit=pb.SubmitProofRequest(
+                    request_id="x", circuit_id="tiny", partitions=[pb.PartitionInput(inputs=b"1")])))
+            assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            assert "takes 2 partition(s) per job, got 1" in exc.value.message
     finally:
         assert d.term() == 0, d.log()
