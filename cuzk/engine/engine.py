@@ -27,7 +27,10 @@ Memory bound: a synthesized partition is alive from SYNTH_END until its GPU work
 with it, and is then either queued (≤ max_gpu_queue_depth), held by a GPU worker (≤ one
 each) or held by a partition worker blocked on a full queue (≤ one each). So at most
 `EngineConfig.buffered_partitions_bound` partitions are buffered; `engine_status()` reports
-the count and its high-water mark.
+the count and its high-water mark. The partition buffer pool holds at most that many sets per
+circuit shape, so partition host memory stays under
+bound × (3·domain_size + n_vars) × 32 bytes per registered shape (`host_buffers` in
+`engine_status()`: allocations, in use, high-water mark, bytes).
 """
 
 from __future__ import annotations
