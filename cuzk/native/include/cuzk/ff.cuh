@@ -515,6 +515,20 @@ struct Fp {
 
     CUZK_HD Fp operator+(const Fp& o) const {
         Fp r;
+#if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
+        // Host: branch-free (sum and sum - p both formed, one kept by mask). In point formulas
+        // the branch below is unpredictable; mispredictions cost more than the extra limbs.
+        uint64_t s[N], t[N];
+        unsigned char c = 0, br = 0;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, v[i], o.v[i], (unsigned long long*)&s[i]);
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, s[i], P::mod(i), (unsigned long long*)&t[i]);
+        const uint64_t keep = 0 - (uint64_t)br;  // sum < p: keep the sum
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) r.v[i] = (s[i] & keep) | (t[i] & ~keep);
+        return r;
+#endif
         uint64_t carry = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -528,6 +542,18 @@ struct Fp {
     }
     CUZK_HD Fp operator-(const Fp& o) const {
         Fp r;
+#if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
+        // Host: branch-free, p added back under a mask (see operator+).
+        uint64_t d[N];
+        unsigned char br = 0, c = 0;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, v[i], o.v[i], (unsigned long long*)&d[i]);
+        const uint64_t m = 0 - (uint64_t)br;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, d[i], P::mod(i) & m, (unsigned long long*)&r.v[i]);
+        (void)c;
+        return r;
+#endif
         uint64_t borrow = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
