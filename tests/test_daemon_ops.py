@@ -8,12 +8,14 @@ import json
 import random
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import grpc
 import pytest
-from daemon_harness import DaemonProc, tiny_circuit, verify_result, write_config
+from daemon_harness import ROOT, DaemonProc, tiny_circuit, verify_result, write_config
 
 from cuzk.cli import main as cli
 from cuzk.server.client import ClientError, ProofResult
@@ -303,3 +305,33 @@ def test_unary_prove_rpc(tmp_path: Path, rng: random.Random) -> None:
             assert "takes 2 partition(s) per job, got 1" in exc.value.message
     finally:
         assert d.term() == 0, d.log()
+
+
+def test_progress_callback_while_waiting(tmp_path: Path, rng: random.Random) -> None:
+    # What the CLI's progress bar shows: the job's state and partitions done, per wait slice.
+    d = DaemonProc(write_config(tmp_path), tmp_path).start()
+    try:
+        with d.client() as c:
+            n = 100
+            sub = c.submit("tiny-any", [rng.randrange(2**30) for _ in range(n)])
+            seen: list[dict] = []
+            res = c.await_proof(sub.job_id, timeout=120, poll_s=0.1, progress=seen.append)
+            assert res.ok and len(res.proofs) == n
+            done = [s["partitions_done"] for s in seen]
+            assert all(s["job_id"] == sub.job_id and s["partitions"] == n for s in seen)
+            assert all(s["state"] in ("QUEUED", "RUNNING", "COMPLETED") for s in seen)
+            assert done == sorted(done) and all(0 <= x <= n for x in done)
+            print(f"{len(seen)} progress updates: {done}")
+    finally:
+        assert d.term() == 0, d.log()
+
+
+def test_demo_small(tmp_path: Path) -> None:
+    # The README's main command (`./demo` runs `cuzk demo`) at a small size.
+    r = subprocess.run(
+        [sys.executable, "-m", "cuzk.cli", "demo", "--curve", "bn254", "--log2", "8",
+         "--workdir", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "all 10 partition proofs verified." in r.stdout
+    assert "verdict:" in r.stdout
+    assert (tmp_path / "waterfall.png").read_bytes()[:4] == b"\x89PNG"
