@@ -241,6 +241,7 @@ class Engine:
         for w in self._workers:
             if w.thread is not None:
                 w.thread.join(timeout=30)
+        self.host_buffers.trim()  # idle partition buffers (pinned pages) are not kept
         self.timeline.close()
 
     def __enter__(self) -> Engine:
