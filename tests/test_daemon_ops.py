@@ -335,3 +335,15 @@ def test_demo_small(tmp_path: Path) -> None:
     assert "all 10 partition proofs verified." in r.stdout
     assert "verdict:" in r.stdout
     assert (tmp_path / "waterfall.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_preload_failure_stops_start_clearly(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.key"
+    bad.write_bytes(b"not a key" * 10)
+    cfg = write_config(tmp_path, extra=f'[srs.circuits.broken]\nkey = "{bad}"',
+                       sections={"srs": {"preload": ["broken"]}})
+    with pytest.raises(RuntimeError) as exc:
+        DaemonProc(cfg, tmp_path).start()
+    text = str(exc.value)
+    assert "daemon exited 2" in text and "[srs] preload 'broken': loading the key of 'broken' failed" in text
+    assert "Traceback" not in text

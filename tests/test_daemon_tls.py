@@ -8,6 +8,7 @@ import ipaddress
 import json
 import os
 import random
+import socket
 import ssl
 import subprocess
 import sys
@@ -188,3 +189,23 @@ def test_tls_config_checked(tmp_path: Path) -> None:
     r = _daemon_cli(["--config", str(write_config(tmp_path, tls_cert=str(pki["cert"]), tls_key=missing)),
                      "--check"])
     assert r.returncode == 2 and f"tls_key = {missing!r}: file not found" in r.stderr, r.stderr
+    # A key that is not the certificate's, or not a key at all, is named before anything binds.
+    other = make_pki(tmp_path / "other")
+    for key in (other["key"], pki["cert"]):
+        cfg = write_config(tmp_path, tls_cert=str(pki["cert"]), tls_key=str(key))
+        r = _daemon_cli(["--config", str(cfg), "--check"])
+        assert r.returncode == 2, r.stdout
+        assert "not a PEM certificate chain and its private key" in r.stderr, r.stderr
+
+
+def test_port_in_use_refused(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        addr = f"127.0.0.1:{s.getsockname()[1]}"
+        for key, needle in (("listen", f"cannot listen on {addr} (address in use?)"),
+                            ("http_listen", f"cannot listen on {addr} (http_listen): Address already in use")):
+            r = _daemon_cli(["--config", str(write_config(tmp_path, **{key: addr})),
+                             "--ready-file", str(tmp_path / "ready.json")])
+            assert r.returncode == 1, r.stderr
+            assert needle in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
+import ssl
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -309,6 +310,16 @@ def _validate(raw: dict[str, Any], source: str) -> DaemonConfig:
     for key in ("tls_cert", "tls_key", "auth_token_file"):
         if d[key] and not Path(d[key]).expanduser().is_file():
             raise ConfigError(f"{source}: [daemon] {key} = {d[key]!r}: file not found")
+    if d["tls_cert"]:
+        # Load the pair now, so a wrong file fails here with a reason, not at bind time.
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(
+                Path(d["tls_cert"]).expanduser(), Path(d["tls_key"]).expanduser())
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(
+                f"{source}: [daemon] tls_cert = {d['tls_cert']!r}, tls_key = {d['tls_key']!r}: not a "
+                f"PEM certificate chain and its private key ({exc})"
+            ) from None
     for key in ("listen", "http_listen"):
         addr = d[key]
         has_token = bool(d["auth_token"] or d["auth_token_file"])

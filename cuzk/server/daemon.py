@@ -24,7 +24,7 @@ from cuzk.server.config import ConfigError, DaemonConfig, is_loopback
 from cuzk.server.grpc_server import build_server
 from cuzk.server.http import HttpEndpoint
 from cuzk.server.metrics import Metrics
-from cuzk.server.service import ProvingService
+from cuzk.server.service import ProvingService, ServiceError
 from cuzk.server.store import JobStore
 
 log = logging.getLogger("cuzk.server")
@@ -115,19 +115,24 @@ class Daemon:
             self.service, self.metrics, d["listen"], d["grpc_threads"], d["max_message_bytes"],
             token, d["tls_cert"], d["tls_key"],
         )
+        # Bind every listener before the engine starts and recovered jobs are resubmitted.
+        self.http = None
+        if d["http_listen"]:
+            self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token,
+                                     d["tls_cert"], d["tls_key"])
+            self.http_address = self.http.address
         recovered = self.service.start()
         self.grpc_address = d["listen"] if d["listen"].startswith("unix:") else (
             d["listen"].rsplit(":", 1)[0] + f":{port}")
         for cid in c["srs"]["preload"]:
             t0 = time.monotonic()
-            self.service.preload(cid)
+            try:
+                self.service.preload(cid)
+            except ServiceError as exc:
+                raise ConfigError(f"{c.source}: [srs] preload {cid!r}: {exc.message}") from None
             log.info("preloaded key %s in %.0f ms", cid, (time.monotonic() - t0) * 1000)
-        self.http = None
-        if d["http_listen"]:
-            self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token,
-                                     d["tls_cert"], d["tls_key"])
+        if self.http is not None:
             self.http.start()
-            self.http_address = self.http.address
         self.server.start()
         self._janitor = threading.Thread(target=self._cleanup_loop, name="cuzk-janitor", daemon=True)
         self._janitor.start()

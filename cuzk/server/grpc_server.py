@@ -115,13 +115,16 @@ def build_server(
         options=options, interceptors=interceptors,
     )
     rpc.add_ProvingEngineServicer_to_server(_Servicer(service, metrics), server)
-    if tls_cert:
-        creds = grpc.ssl_server_credentials(
-            [(Path(tls_key).expanduser().read_bytes(), Path(tls_cert).expanduser().read_bytes())]
-        )
-        port = server.add_secure_port(listen, creds)
-    else:
-        port = server.add_insecure_port(listen)
+    try:
+        if tls_cert:
+            creds = grpc.ssl_server_credentials(
+                [(Path(tls_key).expanduser().read_bytes(), Path(tls_cert).expanduser().read_bytes())]
+            )
+            port = server.add_secure_port(listen, creds)
+        else:
+            port = server.add_insecure_port(listen)
+    except RuntimeError as exc:  # newer grpcio raises where older ones returned port 0
+        raise OSError(f"cannot listen on {listen} (address in use?): {exc}") from None
     if port == 0 and not listen.startswith("unix:"):
         raise OSError(f"cannot listen on {listen} (address in use?)")
     return server, port

@@ -104,7 +104,10 @@ class HttpEndpoint:
             self._unix_path = path
         else:
             host, port = listen.rsplit(":", 1)
-            srv = _TcpHTTPServer((host.strip("[]"), int(port)), handler)
+            try:
+                srv = _TcpHTTPServer((host.strip("[]"), int(port)), handler)
+            except OSError as exc:
+                raise OSError(f"cannot listen on {listen} (http_listen): {exc.strerror or exc}") from None
             self.server = srv
             self.address = f"{host}:{srv.server_address[1]}"
         self.tls = bool(tls_cert)
