@@ -66,8 +66,12 @@ def test_fq2_ops_match_python(curve: str, rng: random.Random) -> None:
     c = CURVES[curve]
     p, L = c.p, c.limbs
     n = 50
-    xs = [(rng.randrange(p), rng.randrange(p)) for _ in range(n)] + [(0, 1), (1, 0), (p - 1, p - 1)]
-    ys = [(rng.randrange(p), rng.randrange(p)) for _ in range(len(xs))]
+    # every pair of edge coordinates against every other (the host product reduces a0·b0 − a1·b1
+    # as one double-width value: both signs of it, and sums near 2p, must come out right)
+    edge = [0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2, rng.randrange(p)]
+    pairs = [(e0, e1) for e0 in edge for e1 in edge]
+    xs = [(rng.randrange(p), rng.randrange(p)) for _ in range(n)] + [x for x in pairs for _ in pairs]
+    ys = [(rng.randrange(p), rng.randrange(p)) for _ in range(n)] + [y for _ in pairs for y in pairs]
 
     def enc(v):
         return fq_to_mont(curve, ints_to_limbs([t for pair in v for t in pair], L)).reshape(-1, 2, L)
@@ -80,8 +84,10 @@ def test_fq2_ops_match_python(curve: str, rng: random.Random) -> None:
         return ((x[0] * y[0] - x[1] * y[1]) % p, (x[0] * y[1] + x[1] * y[0]) % p)
 
     assert dec(_native.fq2_mul(curve, enc(xs), enc(ys))) == [mul(x, y) for x, y in zip(xs, ys)]
+    sq = xs[:n] + pairs
+    assert dec(_native.fq2_sqr(curve, enc(sq))) == [mul(x, x) for x in sq]
     for x, xi in zip(xs, dec(_native.fq2_inv(curve, enc(xs)))):
-        assert mul(x, xi) == (1, 0)
+        assert mul(x, xi) == ((0, 0) if x == (0, 0) else (1, 0))
 
 
 def test_unknown_curve_is_a_clear_error() -> None:

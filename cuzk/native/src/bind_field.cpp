@@ -153,6 +153,16 @@ void register_field(py::module_& m) {
             return out;
         });
     }, "Elementwise Fq2 product, Montgomery form (n, 2, L).");
+    m.def("fq2_sqr", [](const std::string& curve, U64Array a) {
+        return with_curve(curve, [&](auto c) {
+            typedef typename decltype(c)::Fq2 Fq2;
+            const int W = 2 * decltype(c)::FQ_LIMBS;
+            size_t n = rows_of(a, W, "a");
+            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
+            for (size_t i = 0; i < n; i++) Fq2::from_raw(a.data() + W * i).sqr().to_raw(out.mutable_data() + W * i);
+            return out;
+        });
+    }, "Elementwise Fq2 square, Montgomery form (n, 2, L).");
     m.def("fq2_inv", [](const std::string& curve, U64Array a) {
         return with_curve(curve, [&](auto c) {
             typedef typename decltype(c)::Fq2 Fq2;

@@ -462,6 +462,643 @@ inline __attribute__((always_inline)) void mont_mul_x86_6(uint64_t* out, const u
     const uint64_t res[6] = {r6, r0, r1, r2, r3, r4};
     for (int i = 0; i < 6; i++) out[i] = res[i];
 }
+// t[0..8) = a * b (full 4x4-limb product, no reduction).
+inline __attribute__((always_inline)) void mul_wide_x86_4(uint64_t* t, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t ZERO = 0;
+    uint64_t w0, w1, w2, w3, w4, lo, hi;
+    __asm__("xorl %k[w0], %k[w0]\n\t"
+        "movq $0, %[w1]\n\t"
+        "movq $0, %[w2]\n\t"
+        "movq $0, %[w3]\n\t"
+        "movq $0, %[w4]\n\t"
+        "movq 0(%[a]), %%rdx\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "adoxq %[zero], %[w4]\n\t"
+        "movq %[w0], 0(%[t])\n\t"
+        "movq 8(%[a]), %%rdx\n\t"
+        "xorl %k[w0], %k[w0]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "adoxq %[zero], %[w0]\n\t"
+        "movq %[w1], 8(%[t])\n\t"
+        "movq 16(%[a]), %%rdx\n\t"
+        "xorl %k[w1], %k[w1]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "adoxq %[zero], %[w1]\n\t"
+        "movq %[w2], 16(%[t])\n\t"
+        "movq 24(%[a]), %%rdx\n\t"
+        "xorl %k[w2], %k[w2]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "adoxq %[zero], %[w2]\n\t"
+        "movq %[w3], 24(%[t])\n\t"
+        "movq %[w4], 32(%[t])\n\t"
+        "movq %[w0], 40(%[t])\n\t"
+        "movq %[w1], 48(%[t])\n\t"
+        "movq %[w2], 56(%[t])\n\t"
+        : [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [w4] "=&r"(w4), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        , "=m"(*(uint64_t(*)[8])t)
+        : [t] "r"(t), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), [zero] "m"(ZERO)
+        : "rdx", "cc");
+}
+// Montgomery reduction of t[0..8) with t < p*2^256: t * 2^-256 mod p, fully reduced.
+template <class Prm>
+inline __attribute__((always_inline)) void redc_x86_4(uint64_t* out, const uint64_t* t) {
+    static constexpr uint64_t P[4] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3)};
+    static constexpr uint64_t INV = Prm::INV;
+    static constexpr uint64_t ZERO = 0;
+    uint64_t w0, w1, w2, w3, w4, lo, hi;
+    __asm__("movq 0(%[t]), %[w0]\n\t"
+        "movq 8(%[t]), %[w1]\n\t"
+        "movq 16(%[t]), %[w2]\n\t"
+        "movq 24(%[t]), %[w3]\n\t"
+        "xorl %k[w4], %k[w4]\n\t"
+        "movq %[w0], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "adoxq %[zero], %[w4]\n\t"
+        "xorl %k[w0], %k[w0]\n\t"
+        "movq %[w1], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "adoxq %[zero], %[w0]\n\t"
+        "xorl %k[w1], %k[w1]\n\t"
+        "movq %[w2], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "adoxq %[zero], %[w1]\n\t"
+        "xorl %k[w2], %k[w2]\n\t"
+        "movq %[w3], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "adoxq %[zero], %[w2]\n\t"
+        "addq 32(%[t]), %[w4]\n\t"
+        "adcq 40(%[t]), %[w0]\n\t"
+        "adcq 48(%[t]), %[w1]\n\t"
+        "adcq 56(%[t]), %[w2]\n\t"
+        : [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [w4] "=&r"(w4), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        : [t] "r"(t), "m"(*(const uint64_t(*)[8])t), [inv] "m"(INV), [zero] "m"(ZERO), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3])
+        : "rdx", "cc");
+    const uint64_t w[5] = {w0, w1, w2, w3, w4};
+    static constexpr int ORDER[4] = {4, 0, 1, 2};
+    for (int k = 0; k < 4; k++) out[k] = w[ORDER[k]];
+}
+// t[0..12) = a * b (full 6x6-limb product, no reduction).
+inline __attribute__((always_inline)) void mul_wide_x86_6(uint64_t* t, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t ZERO = 0;
+    uint64_t w0, w1, w2, w3, w4, w5, w6, lo, hi;
+    __asm__("xorl %k[w0], %k[w0]\n\t"
+        "movq $0, %[w1]\n\t"
+        "movq $0, %[w2]\n\t"
+        "movq $0, %[w3]\n\t"
+        "movq $0, %[w4]\n\t"
+        "movq $0, %[w5]\n\t"
+        "movq $0, %[w6]\n\t"
+        "movq 0(%[a]), %%rdx\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "adoxq %[zero], %[w6]\n\t"
+        "movq %[w0], 0(%[t])\n\t"
+        "movq 8(%[a]), %%rdx\n\t"
+        "xorl %k[w0], %k[w0]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "adoxq %[zero], %[w0]\n\t"
+        "movq %[w1], 8(%[t])\n\t"
+        "movq 16(%[a]), %%rdx\n\t"
+        "xorl %k[w1], %k[w1]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "adoxq %[zero], %[w1]\n\t"
+        "movq %[w2], 16(%[t])\n\t"
+        "movq 24(%[a]), %%rdx\n\t"
+        "xorl %k[w2], %k[w2]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "adoxq %[zero], %[w2]\n\t"
+        "movq %[w3], 24(%[t])\n\t"
+        "movq 32(%[a]), %%rdx\n\t"
+        "xorl %k[w3], %k[w3]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "adoxq %[zero], %[w3]\n\t"
+        "movq %[w4], 32(%[t])\n\t"
+        "movq 40(%[a]), %%rdx\n\t"
+        "xorl %k[w4], %k[w4]\n\t"
+        "mulxq 0(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq 8(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq 16(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq 24(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq 32(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq 40(%[b]), %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "adoxq %[zero], %[w4]\n\t"
+        "movq %[w5], 40(%[t])\n\t"
+        "movq %[w6], 48(%[t])\n\t"
+        "movq %[w0], 56(%[t])\n\t"
+        "movq %[w1], 64(%[t])\n\t"
+        "movq %[w2], 72(%[t])\n\t"
+        "movq %[w3], 80(%[t])\n\t"
+        "movq %[w4], 88(%[t])\n\t"
+        : [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [w4] "=&r"(w4), [w5] "=&r"(w5), [w6] "=&r"(w6), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        , "=m"(*(uint64_t(*)[12])t)
+        : [t] "r"(t), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), [zero] "m"(ZERO)
+        : "rdx", "cc");
+}
+// Montgomery reduction of t[0..12) with t < p*2^384: t * 2^-384 mod p, fully reduced.
+template <class Prm>
+inline __attribute__((always_inline)) void redc_x86_6(uint64_t* out, const uint64_t* t) {
+    static constexpr uint64_t P[6] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3), Prm::mod(4), Prm::mod(5)};
+    static constexpr uint64_t INV = Prm::INV;
+    static constexpr uint64_t ZERO = 0;
+    uint64_t w0, w1, w2, w3, w4, w5, w6, lo, hi;
+    __asm__("movq 0(%[t]), %[w0]\n\t"
+        "movq 8(%[t]), %[w1]\n\t"
+        "movq 16(%[t]), %[w2]\n\t"
+        "movq 24(%[t]), %[w3]\n\t"
+        "movq 32(%[t]), %[w4]\n\t"
+        "movq 40(%[t]), %[w5]\n\t"
+        "xorl %k[w6], %k[w6]\n\t"
+        "movq %[w0], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "adoxq %[zero], %[w6]\n\t"
+        "xorl %k[w0], %k[w0]\n\t"
+        "movq %[w1], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "adoxq %[zero], %[w0]\n\t"
+        "xorl %k[w1], %k[w1]\n\t"
+        "movq %[w2], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "adoxq %[zero], %[w1]\n\t"
+        "xorl %k[w2], %k[w2]\n\t"
+        "movq %[w3], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "adoxq %[zero], %[w2]\n\t"
+        "xorl %k[w3], %k[w3]\n\t"
+        "movq %[w4], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w4]\n\t"
+        "adcxq %[hi], %[w5]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "adoxq %[zero], %[w3]\n\t"
+        "xorl %k[w4], %k[w4]\n\t"
+        "movq %[w5], %%rdx\n\t"
+        "imulq %[inv], %%rdx\n\t"
+        "xorl %k[lo], %k[lo]\n\t"
+        "mulxq %[p0], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w5]\n\t"
+        "adcxq %[hi], %[w6]\n\t"
+        "mulxq %[p1], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w6]\n\t"
+        "adcxq %[hi], %[w0]\n\t"
+        "mulxq %[p2], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w0]\n\t"
+        "adcxq %[hi], %[w1]\n\t"
+        "mulxq %[p3], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w1]\n\t"
+        "adcxq %[hi], %[w2]\n\t"
+        "mulxq %[p4], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w2]\n\t"
+        "adcxq %[hi], %[w3]\n\t"
+        "mulxq %[p5], %[lo], %[hi]\n\t"
+        "adoxq %[lo], %[w3]\n\t"
+        "adcxq %[hi], %[w4]\n\t"
+        "adoxq %[zero], %[w4]\n\t"
+        "addq 48(%[t]), %[w6]\n\t"
+        "adcq 56(%[t]), %[w0]\n\t"
+        "adcq 64(%[t]), %[w1]\n\t"
+        "adcq 72(%[t]), %[w2]\n\t"
+        "adcq 80(%[t]), %[w3]\n\t"
+        "adcq 88(%[t]), %[w4]\n\t"
+        : [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [w4] "=&r"(w4), [w5] "=&r"(w5), [w6] "=&r"(w6), [lo] "=&r"(lo), [hi] "=&r"(hi)
+        : [t] "r"(t), "m"(*(const uint64_t(*)[12])t), [inv] "m"(INV), [zero] "m"(ZERO), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [p4] "m"(P[4]), [p5] "m"(P[5])
+        : "rdx", "cc");
+    const uint64_t w[7] = {w0, w1, w2, w3, w4, w5, w6};
+    static constexpr int ORDER[6] = {6, 0, 1, 2, 3, 4};
+    for (int k = 0; k < 6; k++) out[k] = w[ORDER[k]];
+}
+
+#endif
+
+// Host: branch-free modular addition/subtraction in inline asm. In point formulas the
+// "subtract p?" branch is unpredictable (measured: ~20 % of a G1 MSM in mispredictions), and
+// GCC splits carry-builtin chains with setb/add and a store-forwarding stall.
+#if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
+#define CUZK_X86_ADDSUB 1
+// a - b mod p for 4-limb values (a, b < p): sub/sbb chain, p masked by the borrow added back.
+template <class Prm>
+inline __attribute__((always_inline)) void mod_sub_x86_4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t P[4] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3)};
+    uint64_t r0, r1, r2, r3, m0, m1, m2, m3;
+    __asm__("movq 0(%[a]), %[r0]\n\t"
+        "movq 8(%[a]), %[r1]\n\t"
+        "movq 16(%[a]), %[r2]\n\t"
+        "movq 24(%[a]), %[r3]\n\t"
+        "subq 0(%[b]), %[r0]\n\t"
+        "sbbq 8(%[b]), %[r1]\n\t"
+        "sbbq 16(%[b]), %[r2]\n\t"
+        "sbbq 24(%[b]), %[r3]\n\t"
+        "sbbq %[m0], %[m0]\n\t"
+        "movq %[m0], %[m1]\n\t"
+        "movq %[m0], %[m2]\n\t"
+        "movq %[m0], %[m3]\n\t"
+        "andq %[p0], %[m0]\n\t"
+        "andq %[p1], %[m1]\n\t"
+        "andq %[p2], %[m2]\n\t"
+        "andq %[p3], %[m3]\n\t"
+        "addq %[m0], %[r0]\n\t"
+        "adcq %[m1], %[r1]\n\t"
+        "adcq %[m2], %[r2]\n\t"
+        "adcq %[m3], %[r3]\n\t"
+        : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [m0] "=&r"(m0), [m1] "=&r"(m1), [m2] "=&r"(m2), [m3] "=&r"(m3)
+        : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3])
+        : "cc");
+    out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3;
+}
+// a + b mod p for 4-limb values (a, b < p, p < 2^255): sum and sum - p, one kept by cmov.
+template <class Prm>
+inline __attribute__((always_inline)) void mod_add_x86_4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t P[4] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3)};
+    uint64_t s0, s1, s2, s3, t0, t1, t2, t3;
+    __asm__("movq 0(%[a]), %[s0]\n\t"
+        "movq 8(%[a]), %[s1]\n\t"
+        "movq 16(%[a]), %[s2]\n\t"
+        "movq 24(%[a]), %[s3]\n\t"
+        "addq 0(%[b]), %[s0]\n\t"
+        "adcq 8(%[b]), %[s1]\n\t"
+        "adcq 16(%[b]), %[s2]\n\t"
+        "adcq 24(%[b]), %[s3]\n\t"
+        "movq %[s0], %[t0]\n\t"
+        "movq %[s1], %[t1]\n\t"
+        "movq %[s2], %[t2]\n\t"
+        "movq %[s3], %[t3]\n\t"
+        "subq %[p0], %[t0]\n\t"
+        "sbbq %[p1], %[t1]\n\t"
+        "sbbq %[p2], %[t2]\n\t"
+        "sbbq %[p3], %[t3]\n\t"
+        "cmovncq %[t0], %[s0]\n\t"
+        "cmovncq %[t1], %[s1]\n\t"
+        "cmovncq %[t2], %[s2]\n\t"
+        "cmovncq %[t3], %[s3]\n\t"
+        : [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
+        : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3])
+        : "cc");
+    out[0] = s0; out[1] = s1; out[2] = s2; out[3] = s3;
+}
+// a - b mod p for 6-limb values (a, b < p): sub/sbb chain, p masked by the borrow added back.
+template <class Prm>
+inline __attribute__((always_inline)) void mod_sub_x86_6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t P[6] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3), Prm::mod(4), Prm::mod(5)};
+    uint64_t r0, r1, r2, r3, r4, r5, m0, m1, m2, m3, m4, m5;
+    __asm__("movq 0(%[a]), %[r0]\n\t"
+        "movq 8(%[a]), %[r1]\n\t"
+        "movq 16(%[a]), %[r2]\n\t"
+        "movq 24(%[a]), %[r3]\n\t"
+        "movq 32(%[a]), %[r4]\n\t"
+        "movq 40(%[a]), %[r5]\n\t"
+        "subq 0(%[b]), %[r0]\n\t"
+        "sbbq 8(%[b]), %[r1]\n\t"
+        "sbbq 16(%[b]), %[r2]\n\t"
+        "sbbq 24(%[b]), %[r3]\n\t"
+        "sbbq 32(%[b]), %[r4]\n\t"
+        "sbbq 40(%[b]), %[r5]\n\t"
+        "sbbq %[m0], %[m0]\n\t"
+        "movq %[m0], %[m1]\n\t"
+        "movq %[m0], %[m2]\n\t"
+        "movq %[m0], %[m3]\n\t"
+        "movq %[m0], %[m4]\n\t"
+        "movq %[m0], %[m5]\n\t"
+        "andq %[p0], %[m0]\n\t"
+        "andq %[p1], %[m1]\n\t"
+        "andq %[p2], %[m2]\n\t"
+        "andq %[p3], %[m3]\n\t"
+        "andq %[p4], %[m4]\n\t"
+        "andq %[p5], %[m5]\n\t"
+        "addq %[m0], %[r0]\n\t"
+        "adcq %[m1], %[r1]\n\t"
+        "adcq %[m2], %[r2]\n\t"
+        "adcq %[m3], %[r3]\n\t"
+        "adcq %[m4], %[r4]\n\t"
+        "adcq %[m5], %[r5]\n\t"
+        : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5), [m0] "=&r"(m0), [m1] "=&r"(m1), [m2] "=&r"(m2), [m3] "=&r"(m3), [m4] "=&r"(m4), [m5] "=&r"(m5)
+        : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [p4] "m"(P[4]), [p5] "m"(P[5])
+        : "cc");
+    out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3; out[4] = r4; out[5] = r5;
+}
+// a + b mod p for 6-limb values (a, b < p, p < 2^383): sum and sum - p, one kept by cmov.
+template <class Prm>
+inline __attribute__((always_inline)) void mod_add_x86_6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
+    static constexpr uint64_t P[6] = {Prm::mod(0), Prm::mod(1), Prm::mod(2), Prm::mod(3), Prm::mod(4), Prm::mod(5)};
+    uint64_t s0, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5;
+    __asm__("movq 0(%[a]), %[s0]\n\t"
+        "movq 8(%[a]), %[s1]\n\t"
+        "movq 16(%[a]), %[s2]\n\t"
+        "movq 24(%[a]), %[s3]\n\t"
+        "movq 32(%[a]), %[s4]\n\t"
+        "movq 40(%[a]), %[s5]\n\t"
+        "addq 0(%[b]), %[s0]\n\t"
+        "adcq 8(%[b]), %[s1]\n\t"
+        "adcq 16(%[b]), %[s2]\n\t"
+        "adcq 24(%[b]), %[s3]\n\t"
+        "adcq 32(%[b]), %[s4]\n\t"
+        "adcq 40(%[b]), %[s5]\n\t"
+        "movq %[s0], %[t0]\n\t"
+        "movq %[s1], %[t1]\n\t"
+        "movq %[s2], %[t2]\n\t"
+        "movq %[s3], %[t3]\n\t"
+        "movq %[s4], %[t4]\n\t"
+        "movq %[s5], %[t5]\n\t"
+        "subq %[p0], %[t0]\n\t"
+        "sbbq %[p1], %[t1]\n\t"
+        "sbbq %[p2], %[t2]\n\t"
+        "sbbq %[p3], %[t3]\n\t"
+        "sbbq %[p4], %[t4]\n\t"
+        "sbbq %[p5], %[t5]\n\t"
+        "cmovncq %[t0], %[s0]\n\t"
+        "cmovncq %[t1], %[s1]\n\t"
+        "cmovncq %[t2], %[s2]\n\t"
+        "cmovncq %[t3], %[s3]\n\t"
+        "cmovncq %[t4], %[s4]\n\t"
+        "cmovncq %[t5], %[s5]\n\t"
+        : [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4), [s5] "=&r"(s5), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5)
+        : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), [p0] "m"(P[0]), [p1] "m"(P[1]), [p2] "m"(P[2]), [p3] "m"(P[3]), [p4] "m"(P[4]), [p5] "m"(P[5])
+        : "cc");
+    out[0] = s0; out[1] = s1; out[2] = s2; out[3] = s3; out[4] = s4; out[5] = s5;
+}
+
 #endif
 
 template <class P>
@@ -515,19 +1152,19 @@ struct Fp {
 
     CUZK_HD Fp operator+(const Fp& o) const {
         Fp r;
-#if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
-        // Host: branch-free (sum and sum - p both formed, one kept by mask). In point formulas
-        // the branch below is unpredictable; mispredictions cost more than the extra limbs.
-        uint64_t s[N], t[N];
-        unsigned char c = 0, br = 0;
+#ifdef CUZK_X86_ADDSUB
+        {
+            uint64_t s[N], t[N];
+            unsigned char c = 0, br = 0;
 #pragma GCC unroll 8
-        for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, v[i], o.v[i], (unsigned long long*)&s[i]);
+            for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, v[i], o.v[i], (unsigned long long*)&s[i]);
 #pragma GCC unroll 8
-        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, s[i], P::mod(i), (unsigned long long*)&t[i]);
-        const uint64_t keep = 0 - (uint64_t)br;  // sum < p: keep the sum
+            for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, s[i], P::mod(i), (unsigned long long*)&t[i]);
+            const uint64_t keep = 0 - (uint64_t)br;
 #pragma GCC unroll 8
-        for (int i = 0; i < N; i++) r.v[i] = (s[i] & keep) | (t[i] & ~keep);
-        return r;
+            for (int i = 0; i < N; i++) r.v[i] = (s[i] & keep) | (t[i] & ~keep);
+            return r;
+        }
 #endif
         uint64_t carry = 0;
 #pragma unroll
@@ -542,17 +1179,18 @@ struct Fp {
     }
     CUZK_HD Fp operator-(const Fp& o) const {
         Fp r;
-#if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
-        // Host: branch-free, p added back under a mask (see operator+).
-        uint64_t d[N];
-        unsigned char br = 0, c = 0;
+#ifdef CUZK_X86_ADDSUB
+        {
+            uint64_t d[N];
+            unsigned char br = 0, c = 0;
 #pragma GCC unroll 8
-        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, v[i], o.v[i], (unsigned long long*)&d[i]);
-        const uint64_t m = 0 - (uint64_t)br;
+            for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, v[i], o.v[i], (unsigned long long*)&d[i]);
+            const uint64_t m = 0 - (uint64_t)br;
 #pragma GCC unroll 8
-        for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, d[i], P::mod(i) & m, (unsigned long long*)&r.v[i]);
-        (void)c;
-        return r;
+            for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, d[i], P::mod(i) & m, (unsigned long long*)&r.v[i]);
+            (void)c;
+            return r;
+        }
 #endif
         uint64_t borrow = 0;
 #pragma unroll
@@ -578,6 +1216,73 @@ struct Fp {
     CUZK_HD Fp& operator-=(const Fp& o) { return *this = *this - o; }
     CUZK_HD Fp& operator*=(const Fp& o) { return *this = *this * o; }
 
+#ifdef CUZK_X86_ADDSUB
+    // The asm forms of + and -: faster inside Fq2 code, slower inside the register-hungry G1
+    // pair code than the builtin-based operators (benchmarks/NOTES.md, CPU MSM).
+    static Fp add_asm(const Fp& a, const Fp& b) {
+        Fp r;
+        if constexpr (N == 4) mod_add_x86_4<P>(r.v, a.v, b.v);
+        else if constexpr (N == 6) mod_add_x86_6<P>(r.v, a.v, b.v);
+        else r = a + b;
+        return r;
+    }
+    static Fp sub_asm(const Fp& a, const Fp& b) {
+        Fp r;
+        if constexpr (N == 4) mod_sub_x86_4<P>(r.v, a.v, b.v);
+        else if constexpr (N == 6) mod_sub_x86_6<P>(r.v, a.v, b.v);
+        else r = a - b;
+        return r;
+    }
+    // a + b without reduction (< 2p): only as an input of the x86 products below, which accept
+    // inputs < 2p because 4p < R on every field here.
+    Fp add_nr(const Fp& o) const {
+        Fp r;
+        unsigned char c = 0;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) c = __builtin_ia32_addcarryx_u64(c, v[i], o.v[i], (unsigned long long*)&r.v[i]);
+        return r;
+    }
+    // a - b without correction (caller guarantees a >= b).
+    Fp sub_nr(const Fp& o) const {
+        Fp r;
+        unsigned char br = 0;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, v[i], o.v[i], (unsigned long long*)&r.v[i]);
+        return r;
+    }
+    static Fp modulus() {
+        Fp r;
+        for (int i = 0; i < N; i++) r.v[i] = P::mod(i);
+        return r;
+    }
+    static constexpr uint64_t mod_limb(int i) { return P::mod(i); }
+    // x >= p ? x - p : x, branch-free (x < 2p).
+    static void reduce_once(uint64_t* x) {
+        uint64_t t[N];
+        unsigned char br = 0;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) br = __builtin_ia32_sbb_u64(br, x[i], P::mod(i), (unsigned long long*)&t[i]);
+        const uint64_t keep = 0 - (uint64_t)br;
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i++) x[i] = (x[i] & keep) | (t[i] & ~keep);
+    }
+#endif
+#ifdef CUZK_X86_MONT6
+    static constexpr bool HAS_WIDE = (N == 4 || N == 6);
+    // t[0..2N) = a·b (inputs < 2p).
+    static void mul_wide(uint64_t* t, const Fp& a, const Fp& b) {
+        if constexpr (N == 4) mul_wide_x86_4(t, a.v, b.v);
+        else if constexpr (N == 6) mul_wide_x86_6(t, a.v, b.v);
+    }
+    // t·R^-1 mod p, fully reduced, for t < p·R.
+    static Fp redc(const uint64_t* t) {
+        Fp r;
+        if constexpr (N == 4) redc_x86_4<P>(r.v, t);
+        else if constexpr (N == 6) redc_x86_6<P>(r.v, t);
+        reduce_once(r.v);
+        return r;
+    }
+#endif
     // Montgomery product a·b·R^-1 (no-carry CIOS).
     CUZK_HD Fp operator*(const Fp& o) const {
 #if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)
