@@ -80,9 +80,27 @@ struct Fp2 {
         F ab = c0 * c1;
         return {(c0 + c1) * (c0 - c1), ab.dbl()};
     }
+    // a^2 + b^2, the norm to Fq (1/(a + bu) = (a - bu) / norm).
+    CUZK_HD F norm() const {
+#ifdef CUZK_X86_MONT6
+        if constexpr (F::HAS_WIDE) {
+            // two double-width squares, one reduction: a^2 + b^2 < 2p^2 < pR
+            constexpr int N = F::N;
+            uint64_t T0[2 * N], T1[2 * N];
+            F::mul_wide(T0, c0, c0);
+            F::mul_wide(T1, c1, c1);
+            unsigned char c = 0;
+#pragma GCC unroll 16
+            for (int i = 0; i < 2 * N; i++) c = __builtin_ia32_addcarryx_u64(c, T0[i], T1[i], (unsigned long long*)&T0[i]);
+            (void)c;
+            return F::redc(T0);
+        }
+#endif
+        return c0.sqr() + c1.sqr();
+    }
     // 1/(a + bu) = (a - bu)/(a^2 + b^2)
     CUZK_HD Fp2 inv() const {
-        F n = (c0.sqr() + c1.sqr()).inv();
+        F n = norm().inv();
         return {c0 * n, (c1 * n).neg()};
     }
     CUZK_HD static Fp2 from_raw(const uint64_t* a) {

@@ -14,12 +14,33 @@ namespace cuzk {
 
 inline int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
+// Batch inversion field of a coordinate field: Fq2 denominators are inverted through their
+// norms in Fq (1/d = conj(d) / N(d)), which costs 2S + 2M of Fq per pair on top of a 3M Fq
+// prefix-product chain, against a 3M Fq2 chain (9M of Fq).
+template <class F>
+struct BatchInv {
+    typedef F B;
+    static B norm(const F& d) { return d; }
+    static F apply(const F&, const B& ninv) { return ninv; }
+    static constexpr bool NEEDS_D = false;
+};
+template <class Q>
+struct BatchInv<Fp2<Q>> {
+    typedef Q B;
+    static Q norm(const Fp2<Q>& d) { return d.norm(); }
+    static Fp2<Q> apply(const Fp2<Q>& d, const Q& ninv) { return {d.c0 * ninv, (d.c1 * ninv).neg()}; }
+    static constexpr bool NEEDS_D = true;
+};
+
 // Reduces every segment S[off[s], off[s] + cnt[s]) to its sum, left at S[off[s]] (cnt[s] becomes
 // 0 or 1; a sum of infinity stays as an all-zero entry). Each round adds neighbouring pairs of
 // every segment at once, so one field inversion serves all the pairs of a round.
 template <class F>
 struct SegmentReducer {
-    std::vector<F> inv;  // prefix products, then inverses, one per pair of the round
+    typedef BatchInv<F> BI;
+    typedef typename BI::B B;
+    std::vector<B> inv;  // prefix products, then inverses, one per pair of the round
+    std::vector<B> den;  // the (norms of the) denominators
     std::vector<PairKind> kind;
     std::vector<size_t> active, next;
 
@@ -32,10 +53,11 @@ struct SegmentReducer {
             for (size_t s : active) pairs += cnt[s] / 2;
             if (inv.size() < pairs) {
                 inv.resize(pairs);
+                den.resize(pairs);
                 kind.resize(pairs);
             }
             // 1. classify, prefix products of the denominators
-            F acc = F::one();
+            B acc = B::one();
             size_t k = 0;
             for (size_t s : active) {
                 const Affine<F>* seg = S + off[s];
@@ -46,31 +68,37 @@ struct SegmentReducer {
                     kind[k] = pk;
                     if (pk <= PAIR_DBL) {
                         inv[k] = acc;
-                        acc = acc * pair_denominator(pk, a, b);
+                        den[k] = BI::norm(pair_denominator(pk, a, b));
+                        acc = acc * den[k];
                     }
                 }
             }
             // 2. one inversion, then every 1/denominator walking backwards
-            F ainv = acc.inv();
-            for (size_t i = active.size(); i-- > 0;) {
-                size_t s = active[i];
-                const Affine<F>* seg = S + off[s];
-                for (uint32_t j = cnt[s] / 2; j-- > 0;) {
-                    k--;
-                    PairKind pk = kind[k];
-                    if (pk > PAIR_DBL) continue;
-                    F t = ainv * inv[k];
-                    ainv = ainv * pair_denominator(pk, seg[2 * j], seg[2 * j + 1]);
-                    inv[k] = t;
-                }
+            B ainv = acc.inv();
+            for (size_t i = k; i-- > 0;) {
+                if (kind[i] > PAIR_DBL) continue;
+                B t = ainv * inv[i];
+                ainv = ainv * den[i];
+                inv[i] = t;
             }
             // 3. sums, written in place: pair j goes to slot j <= 2j (already consumed)
             next.clear();
+            k = 0;
             for (size_t s : active) {
                 Affine<F>* seg = S + off[s];
                 uint32_t c = cnt[s], h = c / 2;
-                for (uint32_t j = 0; j < h; j++, k++)
-                    seg[j] = pair_finish(kind[k], seg[2 * j], seg[2 * j + 1], inv[k]);
+                for (uint32_t j = 0; j < h; j++, k++) {
+                    const Affine<F>& a = seg[2 * j];
+                    const Affine<F>& b = seg[2 * j + 1];
+                    PairKind pk = kind[k];
+                    F dinv;
+                    if constexpr (BI::NEEDS_D) {
+                        if (pk <= PAIR_DBL) dinv = BI::apply(pair_denominator(pk, a, b), inv[k]);
+                    } else {
+                        dinv = inv[k];
+                    }
+                    seg[j] = pair_finish(pk, a, b, dinv);
+                }
                 if (c & 1) seg[h] = seg[c - 1];
                 cnt[s] = (c + 1) / 2;
                 if (cnt[s] >= 2) next.push_back(s);
