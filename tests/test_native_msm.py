@@ -204,3 +204,62 @@ def test_bls_msm_matches_arkworks(group: str, rng: random.Random) -> None:
         want = ark.G2Point.multiexp_unchecked(ark_pts, [ark.Scalar(s) for s in ss])
         mine = ark.G2Point.from_xy_bytes_le(enc(got))
     assert mine == want
+
+
+# GLV split on BLS12-381: lambda = z^2 - 1 acts as phi(x, y) = (beta x, y) on G1 and G2
+BLS_LAMBDA = 0xAC45A4010001A40200000000FFFFFFFF
+
+
+def test_glv_split_edges_and_random(rng: random.Random) -> None:
+    r = CURVES["bls12_381"].r
+    lam = BLS_LAMBDA
+    assert (lam * lam + lam + 1) % r == 0  # a primitive cube root of unity mod r
+    q = rng.randrange(1, r // lam)
+    ks = [0, 1, 2, lam - 1, lam, lam + 1, 2 * lam, lam * lam % r, r - 1, r, r + 1, (1 << 256) - 1,
+          q * lam, q * lam + lam - 1, (r // lam) * lam, (r // lam) * lam - 1]
+    ks += [rng.randrange(r) for _ in range(500)] + [rng.randrange(1 << 256) for _ in range(100)]
+    out = _native.glv_split("bls12_381", ints_to_limbs(ks, 4))
+    assert out.shape == (len(ks), 2, 4)
+    for k, (k1, k2) in zip(ks, out):
+        a = int.from_bytes(k1.tobytes(), "little")
+        b = int.from_bytes(k2.tobytes(), "little")
+        assert 0 <= a < lam and 0 <= b < 1 << 128, k
+        assert a + b * lam == k % r, k
+    with pytest.raises(ValueError):
+        _native.glv_split("bn254", ints_to_limbs([1], 4))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_glv_msm_matches_plain(group: str, rng: random.Random) -> None:
+    """The GLV path (default on BLS12-381) against glv=False and the reference, with scalars
+    whose halves are zero, one or maximal."""
+    curve = "bls12_381"
+    c = CURVES[curve]
+    lam = BLS_LAMBDA
+    n = 300 if group == "g1" else 120
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = multiples(curve, group, ks)
+    edge = [lam, lam - 1, lam + 1, 2 * lam, c.r - 1, 2, 3, rng.randrange(1, c.r // lam) * lam,
+            c.r - lam, (c.r // lam) * lam - 1]
+    ss = edge + [rng.randrange(c.r) for _ in range(n - len(edge))]
+    want = expected(curve, group, ks, ss)
+    for w in (0, 2, 9, 13):
+        a = msm(group, curve, pts, ss, window_bits=w)
+        b = msm(group, curve, pts, ss, window_bits=w, glv=False)
+        assert np.array_equal(a, b), w
+        assert from_arr(curve, group, a) == want, w
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+@pytest.mark.parametrize("group", GROUPS)
+def test_many_threads_split_points(curve: str, group: str, rng: random.Random) -> None:
+    """More threads than windows: the points of each window are split into parts."""
+    c = CURVES[curve]
+    n = 9000 if group == "g1" else 5000
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = multiples(curve, group, ks)
+    ss = random_scalars(c.r, rng, n)
+    a = msm(group, curve, pts, ss, threads=1)
+    b = msm(group, curve, pts, ss, threads=16)
+    assert np.array_equal(a, b)
+    assert from_arr(curve, group, a) == expected(curve, group, ks, ss)

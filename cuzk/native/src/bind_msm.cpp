@@ -13,7 +13,7 @@ std::vector<py::ssize_t> point_shape() {
 }
 
 template <template <class> class G>
-U64Array msm(const std::string& curve, U64Array points, U64Array scalars, int threads, int window_bits) {
+U64Array msm(const std::string& curve, U64Array points, U64Array scalars, int threads, int window_bits, bool glv) {
     return with_curve(curve, [&](auto c) {
         typedef decltype(c) C;
         typedef G<C> Grp;
@@ -30,7 +30,7 @@ U64Array msm(const std::string& curve, U64Array points, U64Array scalars, int th
         uint64_t* po = out.mutable_data();
         {
             py::gil_scoped_release nogil;
-            msm_cpu<Grp, C>(pp, ps, n, threads, window_bits).to_affine().to_raw(po);
+            msm_cpu<Grp, C>(pp, ps, n, threads, window_bits, glv).to_affine().to_raw(po);
         }
         return out;
     });
@@ -58,6 +58,22 @@ U64Array fixed_base_mul(const std::string& curve, U64Array base, U64Array scalar
     });
 }
 
+// k mod r -> (k1, k2) with k = k1 + k2·lambda, the GLV split (BLS12-381 only; for tests).
+U64Array glv_split(const std::string& curve, U64Array scalars) {
+    if (curve != "bls12_381") throw std::invalid_argument("no GLV split for curve " + curve);
+    size_t n = rows_of(scalars, 4, "scalars");
+    U64Array out = new_array({(py::ssize_t)n, 2, 4});
+    const uint64_t* ps = scalars.data();
+    uint64_t* po = out.mutable_data();
+    const Fr381* tag = nullptr;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4];
+        reduce_scalar(tag, ps + 4 * i, k);
+        glv_split_bls(k, po + 8 * i, po + 8 * i + 4);
+    }
+    return out;
+}
+
 }  // namespace
 
 void register_msm(py::module_& m) {
@@ -65,11 +81,15 @@ void register_msm(py::module_& m) {
         "Multi-scalar multiplication sum_i scalars[i] * points[i]. Points affine Montgomery, "
         "all-zero = infinity; scalars canonical (n, 4), values >= r are reduced mod r. "
         "Returns one affine point. threads=0 uses all cores; window_bits=0 picks the Pippenger "
-        "window by size (2..15 forces it).";
+        "window by size (2..15 forces it). glv=False turns off the GLV endomorphism split "
+        "(BLS12-381; for tests and comparisons).";
     m.def("g1_msm", &msm<G1>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
-          py::arg("threads") = 0, py::arg("window_bits") = 0, msm_doc);
+          py::arg("threads") = 0, py::arg("window_bits") = 0, py::arg("glv") = true, msm_doc);
     m.def("g2_msm", &msm<G2>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
-          py::arg("threads") = 0, py::arg("window_bits") = 0, msm_doc);
+          py::arg("threads") = 0, py::arg("window_bits") = 0, py::arg("glv") = true, msm_doc);
+    m.def("glv_split", &glv_split, py::arg("curve"), py::arg("scalars"),
+          "GLV split of scalars (n, 4) (reduced mod r first): (n, 2, 4) with k = k1 + k2*lambda, "
+          "0 <= k1 < lambda, k2 < 2^128. BLS12-381 only.");
     const char* mul_doc =
         "Fixed-base batch scalar multiplication: out[i] = scalars[i] * base (affine Montgomery; "
         "scalars canonical (n, 4), reduced mod r).";

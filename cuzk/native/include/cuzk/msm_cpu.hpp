@@ -148,46 +148,126 @@ inline int msm_window_bits(size_t m, int nbits) {
 
 // Largest number of points one Pippenger pass takes (scratch per thread ~ MSM_CHUNK points).
 constexpr size_t MSM_CHUNK = (size_t)1 << 20;
+// Points per block of buckets reduced together: a block's pair rounds stay in the core's cache
+// (~1.5 MB of G1 points) at the price of one inversion per round per block (2^16-2^18, G1 and
+// G2: 5-10 % faster than whole-window rounds; benchmarks/NOTES.md).
+constexpr size_t MSM_BLOCK = 16384;
 
-// sum_j k_j * P_j over the m points points[idx[j]] with reduced scalars red[4 * idx[j]].
-// Windows are independent: each thread takes whole windows (dynamic schedule) and owns its
-// scratch, so there is no synchronization inside a window. Per window: counting sort of the
-// points by bucket |digit| - 1, batch-affine reduction of every bucket, running sum.
-template <class F>
-XYZZ<F> pippenger(const uint64_t* points, int W_PT, const uint32_t* idx, size_t m,
-                  const uint64_t* red, int nbits, int T, int window_bits) {
+// GLV on BLS12-381: both E (G1) and its twist E' (G2) have j = 0, so phi(x, y) = (beta x, y),
+// beta a cube root of unity in Fq, is an endomorphism acting on the order-r subgroups as
+// [lambda] with lambda = z^2 - 1 (128 bits; z the curve parameter; G1 and G2 use the two
+// different betas). k = k1 + k2 lambda with k2 = k div lambda, k1 = k mod lambda (both < 2^128)
+// turns one MSM over 255-bit scalars into one over twice the points with 128-bit scalars: the
+// same number of bucket additions for a fixed window, but half the windows, so half the bucket
+// reductions and room for a wider window. Constants: cuzk/curves.py (tests check them).
+constexpr uint64_t BLS_GLV_LAMBDA[2] = {0x00000000ffffffffull, 0xac45a4010001a402ull};
+
+template <class C, class F>
+struct Glv {
+    static constexpr bool ON = false;
+};
+template <>
+struct Glv<bls12_381, Fq381> {
+    static constexpr bool ON = true;
+    static Fq381 beta() {  // Montgomery form
+        static constexpr uint64_t b[6] = {0xcd03c9e48671f071ull, 0x5dab22461fcda5d2ull, 0x587042afd3851b95ull,
+                                          0x8eb60ebe01bacb9eull, 0x03f97d6e83d050d2ull, 0x18f0206554638741ull};
+        return Fq381::from_raw(b);
+    }
+    static Affine<Fq381> phi(const Affine<Fq381>& p, const Fq381& beta) { return {p.x * beta, p.y}; }
+};
+template <>
+struct Glv<bls12_381, Fp2<Fq381>> {
+    static constexpr bool ON = true;
+    static Fq381 beta() {  // Montgomery form
+        static constexpr uint64_t b[6] = {0x30f1361b798a64e8ull, 0xf3b8ddab7ece5a2aull, 0x16a8ca3ac61577f7ull,
+                                          0xc26a2ff874fd029bull, 0x3636b76660701c6eull, 0x051ba4ab241b6160ull};
+        return Fq381::from_raw(b);
+    }
+    static Affine<Fp2<Fq381>> phi(const Affine<Fp2<Fq381>>& p, const Fq381& beta) {
+        return {{p.x.c0 * beta, p.x.c1 * beta}, p.y};
+    }
+};
+
+// One step of schoolbook division by a normalised 128-bit divisor V (top bit set): with
+// r < V, returns q = floor((r 2^64 + d) / V) (< 2^64) and leaves the remainder in r.
+inline uint64_t div_step_128(u128& r, uint64_t d, u128 V) {
+    const uint64_t v1 = (uint64_t)(V >> 64), v0 = (uint64_t)V;
+    const uint64_t n2 = (uint64_t)(r >> 64), n1 = (uint64_t)r, n0 = d;
+    // estimate from the top digits; at most two too large because v1 >= 2^63
+    uint64_t q = n2 >= v1 ? ~0ull : (uint64_t)(r / v1);
+    u128 a = (u128)q * v0, b = (u128)q * v1;
+    uint64_t p0 = (uint64_t)a;
+    u128 t = (a >> 64) + (uint64_t)b;
+    uint64_t p1 = (uint64_t)t;
+    uint64_t p2 = (uint64_t)(b >> 64) + (uint64_t)(t >> 64);
+    auto greater = [&]() { return p2 != n2 ? p2 > n2 : p1 != n1 ? p1 > n1 : p0 > n0; };
+    while (greater()) {  // P -= V
+        q--;
+        u128 s0 = (u128)p0 - v0;
+        p0 = (uint64_t)s0;
+        uint64_t br = (uint64_t)(s0 >> 64) & 1;
+        u128 s1 = (u128)p1 - v1 - br;
+        p1 = (uint64_t)s1;
+        p2 -= (uint64_t)(s1 >> 64) & 1;
+    }
+    // remainder N - P < V
+    u128 lo = ((u128)n1 << 64 | n0) - ((u128)p1 << 64 | p0);
+    r = lo;
+    return q;
+}
+
+// k (< r, 4 limbs) -> k1 = k mod lambda, k2 = k div lambda, each as 4 limbs (top two zero).
+inline void glv_split_bls(const uint64_t* k, uint64_t* k1, uint64_t* k2) {
+    const u128 V = (u128)BLS_GLV_LAMBDA[1] << 64 | BLS_GLV_LAMBDA[0];
+    u128 r = (u128)k[3] << 64 | k[2];  // < V since k < r
+    uint64_t q1 = div_step_128(r, k[1], V);
+    uint64_t q0 = div_step_128(r, k[0], V);
+    k2[0] = q0, k2[1] = q1, k2[2] = 0, k2[3] = 0;
+    k1[0] = (uint64_t)r, k1[1] = (uint64_t)(r >> 64), k1[2] = 0, k1[3] = 0;
+}
+
+// sum_i k_i * P_i over m points, point(i) -> raw affine point, scalar(i) -> 4-limb scalar of
+// at most nbits bits. Tasks are (window, part of the points) pairs: each thread takes whole
+// tasks (dynamic schedule) and owns its scratch, so there is no synchronization inside one.
+// The points are split into parts only when there are too few windows for the threads. Per
+// task: counting sort of its points by bucket |digit| - 1, batch-affine reduction of every
+// bucket (in cache-sized blocks of buckets), running sum.
+template <class F, class PT, class SC>
+XYZZ<F> pippenger(PT point, SC scalar, int W_PT, size_t m, int nbits, int T, int window_bits) {
     typedef Affine<F> A;
     typedef XYZZ<F> X;
     const int c = window_bits > 0 ? window_bits : msm_window_bits(m, nbits);
     const int W = msm_windows(nbits, c);
     const size_t nb = (size_t)1 << (c - 1);
+    // at least two tasks per thread where there are points enough for it
+    const int parts = (int)std::max<size_t>(1, std::min<size_t>((2 * (size_t)T + W - 1) / W, m / 4096 + 1));
     std::vector<int16_t> digits((size_t)W * m);
-    std::vector<X> win(W, X::inf());
+    std::vector<X> win((size_t)W * parts, X::inf());
 #pragma omp parallel num_threads(T)
     {
 #pragma omp for schedule(static)
-        for (long i = 0; i < (long)m; i++)
-            signed_digits(red + 4 * (size_t)idx[i], c, W, digits.data() + i, m);
-        std::vector<A> S;
+        for (long i = 0; i < (long)m; i++) signed_digits(scalar((size_t)i), c, W, digits.data() + i, m);
+        std::vector<A> S, sums(nb);
         std::vector<uint32_t> ent, cnt(nb);
-        std::vector<size_t> off(nb + 1);
+        std::vector<size_t> off(nb + 1), loff(nb + 1);
         SegmentReducer<F> reducer;
 #pragma omp for schedule(dynamic, 1)
-        for (int w = W - 1; w >= 0; w--) {  // top window (smallest digits) last
-            if (S.empty()) {
-                S.resize(m);
-                ent.resize(m);
-            }
+        for (int task = W * parts - 1; task >= 0; task--) {  // top window (smallest digits) last
+            const int w = task / parts, part = task % parts;
+            const size_t lo = m * part / parts, hi = m * (part + 1) / parts;
+            if (S.size() < std::min(hi - lo, MSM_BLOCK)) S.resize(std::min(hi - lo, MSM_BLOCK));
+            if (ent.size() < hi - lo) ent.resize(hi - lo);
             const int16_t* dg = digits.data() + (size_t)w * m;
             std::fill(cnt.begin(), cnt.end(), 0);
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = lo; i < hi; i++) {
                 int d = dg[i];
                 if (d) cnt[(d < 0 ? -d : d) - 1]++;
             }
             off[0] = 0;
             for (size_t b = 0; b < nb; b++) off[b + 1] = off[b] + cnt[b];
             // sign in the top bit; off[b] advances while filling, then is restored
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = lo; i < hi; i++) {
                 int d = dg[i];
                 if (!d) continue;
                 size_t b = (size_t)((d < 0 ? -d : d) - 1);
@@ -195,43 +275,55 @@ XYZZ<F> pippenger(const uint64_t* points, int W_PT, const uint32_t* idx, size_t 
             }
             for (size_t b = nb; b-- > 0;) off[b + 1] = off[b];
             off[0] = 0;
-            const size_t ne = off[nb];
-            for (size_t e = 0; e < ne; e++) {
-                // the gather is random access over all points: fetch a few entries ahead
-                if (e + 8 < ne) {
-                    const uint64_t* q = points + (size_t)W_PT * idx[ent[e + 8] & 0x7fffffffu];
-                    for (int l = 0; l < W_PT; l += 8) __builtin_prefetch(q + l);
-                    __builtin_prefetch(q + W_PT - 1);
+            // buckets in blocks of at most MSM_BLOCK points (a bigger bucket is a block alone)
+            for (size_t b0 = 0; b0 < nb;) {
+                size_t b1 = b0 + 1;
+                while (b1 < nb && off[b1 + 1] - off[b0] <= MSM_BLOCK) b1++;
+                const size_t base = off[b0], ne = off[b1] - base;
+                if (S.size() < ne) S.resize(ne);
+                for (size_t e = 0; e < ne; e++) {
+                    // the gather is random access over all points: fetch a few entries ahead
+                    if (e + 8 < ne) {
+                        const uint64_t* q = point(ent[base + e + 8] & 0x7fffffffu);
+                        for (int l = 0; l < W_PT; l += 8) __builtin_prefetch(q + l);
+                        __builtin_prefetch(q + W_PT - 1);
+                    }
+                    uint32_t v = ent[base + e];
+                    A p = A::from_raw(point(v & 0x7fffffffu));
+                    S[e] = (v >> 31) ? p.neg() : p;
                 }
-                uint32_t v = ent[e];
-                A p = A::from_raw(points + (size_t)W_PT * idx[v & 0x7fffffffu]);
-                S[e] = (v >> 31) ? p.neg() : p;
+                for (size_t b = b0; b < b1; b++) loff[b - b0] = off[b] - base;
+                reducer.run(S.data(), loff.data(), cnt.data() + b0, b1 - b0);
+                for (size_t b = b0; b < b1; b++)
+                    if (cnt[b]) sums[b] = S[loff[b - b0]];
+                b0 = b1;
             }
-            reducer.run(S.data(), off.data(), cnt.data(), nb);
             // running sum from the top bucket: sum_b (b + 1) B_b
             X run = X::inf(), acc = X::inf();
             for (size_t b = nb; b-- > 0;) {
-                if (cnt[b]) run = run.add_affine(S[off[b]]);
+                if (cnt[b]) run = run.add_affine(sums[b]);
                 acc = acc.add(run);
             }
-            win[w] = acc;
+            win[task] = acc;
         }
     }
-    X r = win[W - 1];
-    for (int w = W - 2; w >= 0; w--) {
-        for (int i = 0; i < c; i++) r = r.dbl();
-        r = r.add(win[w]);
+    X r = X::inf();
+    for (int w = W - 1; w >= 0; w--) {
+        if (w != W - 1)
+            for (int i = 0; i < c; i++) r = r.dbl();
+        for (int part = 0; part < parts; part++) r = r.add(win[(size_t)w * parts + part]);
     }
     return r;
 }
 
 // sum_i scalars[i] * points[i]. points: n affine points (raw Montgomery, all-zero = infinity);
 // scalars: n canonical 4-limb values, reduced mod r first. Zero scalars and infinity points are
-// skipped, scalar-1 points summed with plain batch-affine additions, the rest go to Pippenger.
+// skipped, scalar-1 points summed with plain batch-affine additions, the rest go to Pippenger
+// (with the GLV split where the curve has one and glv is set).
 // window_bits > 0 forces the window size (tests, tuning).
 template <class G, class C>
 typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size_t n, int threads,
-                           int window_bits = 0) {
+                           int window_bits = 0, bool glv = true) {
     typedef typename G::F F;
     typedef Affine<F> A;
     typedef XYZZ<F> X;
@@ -278,11 +370,38 @@ typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size
     }
     if (general.empty()) return total;
 
-    // 3. Pippenger over the rest, in chunks of at most MSM_CHUNK points (bounded scratch)
+    // 3. Pippenger over the rest, in chunks (bounded scratch: a chunk is at most MSM_CHUNK
+    // points after the GLV split)
+    if constexpr (Glv<C, F>::ON) {
+        if (glv) {
+            const size_t CH = MSM_CHUNK / 2;
+            const auto beta = Glv<C, F>::beta();
+            std::vector<uint64_t> ks, ph;
+            for (size_t lo = 0; lo < general.size(); lo += CH) {
+                const size_t mc = std::min(general.size(), lo + CH) - lo;
+                const uint32_t* id = general.data() + lo;
+                ks.resize(8 * mc);  // k1 of point i at 4i, k2 at 4(mc + i)
+                ph.resize((size_t)W_PT * mc);  // phi(P_i)
+#pragma omp parallel for num_threads(T) schedule(static)
+                for (long i = 0; i < (long)mc; i++) {
+                    glv_split_bls(red.data() + 4 * (size_t)id[i], ks.data() + 4 * i, ks.data() + 4 * (mc + i));
+                    Glv<C, F>::phi(A::from_raw(points + (size_t)W_PT * id[i]), beta).to_raw(ph.data() + (size_t)W_PT * i);
+                }
+                auto pt = [&](size_t i) {
+                    return i < mc ? points + (size_t)W_PT * id[i] : ph.data() + (size_t)W_PT * (i - mc);
+                };
+                auto sc = [&](size_t i) { return ks.data() + 4 * i; };
+                total = total.add(pippenger<F>(pt, sc, W_PT, 2 * mc, 128, T, window_bits));
+            }
+            return total;
+        }
+    }
     for (size_t lo = 0; lo < general.size(); lo += MSM_CHUNK) {
-        size_t hi = std::min(general.size(), lo + MSM_CHUNK);
-        total = total.add(pippenger<F>(points, W_PT, general.data() + lo, hi - lo, red.data(),
-                                       C::FR_BITS, T, window_bits));
+        const size_t mc = std::min(general.size(), lo + MSM_CHUNK) - lo;
+        const uint32_t* id = general.data() + lo;
+        auto pt = [&](size_t i) { return points + (size_t)W_PT * id[i]; };
+        auto sc = [&](size_t i) { return red.data() + 4 * (size_t)id[i]; };
+        total = total.add(pippenger<F>(pt, sc, W_PT, mc, C::FR_BITS, T, window_bits));
     }
     return total;
 }
