@@ -44,6 +44,17 @@ struct SegmentReducer {
     std::vector<PairKind> kind;
     std::vector<size_t> active, next;
 
+    Affine<F> finish(const Affine<F>& a, const Affine<F>& b, size_t k) const {
+        PairKind pk = kind[k];
+        F dinv;
+        if constexpr (BI::NEEDS_D) {
+            if (pk <= PAIR_DBL) dinv = BI::apply(pair_denominator(pk, a, b), inv[k]);
+        } else {
+            dinv = inv[k];
+        }
+        return pair_finish(pk, a, b, dinv);
+    }
+
     void run(Affine<F>* S, const size_t* off, uint32_t* cnt, size_t nseg) {
         active.clear();
         for (size_t s = 0; s < nseg; s++)
@@ -87,18 +98,39 @@ struct SegmentReducer {
             for (size_t s : active) {
                 Affine<F>* seg = S + off[s];
                 uint32_t c = cnt[s], h = c / 2;
-                for (uint32_t j = 0; j < h; j++, k++) {
-                    const Affine<F>& a = seg[2 * j];
-                    const Affine<F>& b = seg[2 * j + 1];
-                    PairKind pk = kind[k];
-                    F dinv;
-                    if constexpr (BI::NEEDS_D) {
-                        if (pk <= PAIR_DBL) dinv = BI::apply(pair_denominator(pk, a, b), inv[k]);
-                    } else {
-                        dinv = inv[k];
+                uint32_t j = 0;
+                // two chord additions at a time: each is a dependent chain of products and
+                // subtractions, so interleaving two lets their instructions overlap
+                for (; j + 1 < h; j += 2, k += 2) {
+                    if (kind[k] != PAIR_ADD || kind[k + 1] != PAIR_ADD) {
+                        seg[j] = finish(seg[2 * j], seg[2 * j + 1], k);
+                        seg[j + 1] = finish(seg[2 * j + 2], seg[2 * j + 3], k + 1);
+                        continue;
                     }
-                    seg[j] = pair_finish(pk, a, b, dinv);
+                    const Affine<F>& a0 = seg[2 * j];
+                    const Affine<F>& b0 = seg[2 * j + 1];
+                    const Affine<F>& a1 = seg[2 * j + 2];
+                    const Affine<F>& b1 = seg[2 * j + 3];
+                    F i0, i1;
+                    if constexpr (BI::NEEDS_D) {
+                        i0 = BI::apply(b0.x - a0.x, inv[k]);
+                        i1 = BI::apply(b1.x - a1.x, inv[k + 1]);
+                    } else {
+                        i0 = inv[k];
+                        i1 = inv[k + 1];
+                    }
+                    F l0 = (b0.y - a0.y) * i0;
+                    F l1 = (b1.y - a1.y) * i1;
+                    F s0 = l0.sqr();
+                    F s1 = l1.sqr();
+                    F x0 = s0 - a0.x - b0.x;
+                    F x1 = s1 - a1.x - b1.x;
+                    F y0 = l0 * (a0.x - x0) - a0.y;
+                    F y1 = l1 * (a1.x - x1) - a1.y;
+                    seg[j] = {x0, y0};
+                    seg[j + 1] = {x1, y1};
                 }
+                for (; j < h; j++, k++) seg[j] = finish(seg[2 * j], seg[2 * j + 1], k);
                 if (c & 1) seg[h] = seg[c - 1];
                 cnt[s] = (c + 1) / 2;
                 if (cnt[s] >= 2) next.push_back(s);
