@@ -206,41 +206,49 @@ def test_bls_msm_matches_arkworks(group: str, rng: random.Random) -> None:
     assert mine == want
 
 
-# GLV split on BLS12-381: lambda = z^2 - 1 acts as phi(x, y) = (beta x, y) on G1 and G2
-BLS_LAMBDA = 0xAC45A4010001A40200000000FFFFFFFF
+# GLV: phi(x, y) = (beta x, y) acts as [lambda] on G1 and G2 (BLS12-381: lambda = z^2 - 1)
+GLV_LAMBDA = {
+    "bls12_381": 0xAC45A4010001A40200000000FFFFFFFF,
+    "bn254": 0xB3C4D79D41A917585BFC41088D8DAAA78B17EA66B99C90DD,
+}
 
 
-def test_glv_split_edges_and_random(rng: random.Random) -> None:
-    r = CURVES["bls12_381"].r
-    lam = BLS_LAMBDA
+def _signed(limbs: np.ndarray) -> int:
+    v = int.from_bytes(limbs.tobytes(), "little")
+    return v - (1 << 256) if v >> 255 else v
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_glv_split_edges_and_random(curve: str, rng: random.Random) -> None:
+    r = CURVES[curve].r
+    lam = GLV_LAMBDA[curve]
     assert (lam * lam + lam + 1) % r == 0  # a primitive cube root of unity mod r
     q = rng.randrange(1, r // lam)
     ks = [0, 1, 2, lam - 1, lam, lam + 1, 2 * lam, lam * lam % r, r - 1, r, r + 1, (1 << 256) - 1,
-          q * lam, q * lam + lam - 1, (r // lam) * lam, (r // lam) * lam - 1]
-    ks += [rng.randrange(r) for _ in range(500)] + [rng.randrange(1 << 256) for _ in range(100)]
-    out = _native.glv_split("bls12_381", ints_to_limbs(ks, 4))
+          q * lam, q * lam + lam - 1, (r // lam) * lam, (r // lam) * lam - 1, r // 2, (r + 1) // 2]
+    ks += [rng.randrange(r) for _ in range(2000)] + [rng.randrange(1 << 256) for _ in range(200)]
+    out = _native.glv_split(curve, ints_to_limbs(ks, 4))
     assert out.shape == (len(ks), 2, 4)
     for k, (k1, k2) in zip(ks, out):
-        a = int.from_bytes(k1.tobytes(), "little")
-        b = int.from_bytes(k2.tobytes(), "little")
-        assert 0 <= a < lam and 0 <= b < 1 << 128, k
-        assert a + b * lam == k % r, k
-    with pytest.raises(ValueError):
-        _native.glv_split("bn254", ints_to_limbs([1], 4))
+        a, b = _signed(k1), _signed(k2)
+        assert abs(a) < 1 << 128 and abs(b) < 1 << 128, k
+        assert (a + b * lam - k) % r == 0, k
+        if curve == "bls12_381":  # k1 = k mod lambda, k2 = k div lambda
+            assert 0 <= a < lam and b >= 0, k
 
 
+@pytest.mark.parametrize("curve", CURVE_NAMES)
 @pytest.mark.parametrize("group", GROUPS)
-def test_glv_msm_matches_plain(group: str, rng: random.Random) -> None:
-    """The GLV path (default on BLS12-381) against glv=False and the reference, with scalars
-    whose halves are zero, one or maximal."""
-    curve = "bls12_381"
+def test_glv_msm_matches_plain(curve: str, group: str, rng: random.Random) -> None:
+    """The GLV path (the default) against glv=False and the reference, with scalars whose
+    halves are zero, one, negative or maximal."""
     c = CURVES[curve]
-    lam = BLS_LAMBDA
+    lam = GLV_LAMBDA[curve]
     n = 300 if group == "g1" else 120
     ks = [rng.randrange(1, c.r) for _ in range(n)]
     pts = multiples(curve, group, ks)
     edge = [lam, lam - 1, lam + 1, 2 * lam, c.r - 1, 2, 3, rng.randrange(1, c.r // lam) * lam,
-            c.r - lam, (c.r // lam) * lam - 1]
+            c.r - lam, (c.r // lam) * lam - 1, c.r // 2, c.r - 2]
     ss = edge + [rng.randrange(c.r) for _ in range(n - len(edge))]
     want = expected(curve, group, ks, ss)
     for w in (0, 2, 9, 13):

@@ -58,20 +58,34 @@ U64Array fixed_base_mul(const std::string& curve, U64Array base, U64Array scalar
     });
 }
 
-// k mod r -> (k1, k2) with k = k1 + k2·lambda, the GLV split (BLS12-381 only; for tests).
+// k mod r -> (k1, k2) with k1 + k2·lambda = k mod r, the GLV split, each half as a 4-limb
+// two's-complement value (for tests).
 U64Array glv_split(const std::string& curve, U64Array scalars) {
-    if (curve != "bls12_381") throw std::invalid_argument("no GLV split for curve " + curve);
-    size_t n = rows_of(scalars, 4, "scalars");
-    U64Array out = new_array({(py::ssize_t)n, 2, 4});
-    const uint64_t* ps = scalars.data();
-    uint64_t* po = out.mutable_data();
-    const Fr381* tag = nullptr;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k[4];
-        reduce_scalar(tag, ps + 4 * i, k);
-        glv_split_bls(k, po + 8 * i, po + 8 * i + 4);
-    }
-    return out;
+    return with_curve(curve, [&](auto c) {
+        typedef decltype(c) C;
+        size_t n = rows_of(scalars, 4, "scalars");
+        U64Array out = new_array({(py::ssize_t)n, 2, 4});
+        const uint64_t* ps = scalars.data();
+        uint64_t* po = out.mutable_data();
+        const typename C::Fr* tag = nullptr;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k[4];
+            reduce_scalar(tag, ps + 4 * i, k);
+            bool neg[2];
+            Glv<C, typename C::Fq>::split(k, po + 8 * i, po + 8 * i + 4, neg[0], neg[1]);
+            for (int h = 0; h < 2; h++) {
+                uint64_t* v = po + 8 * i + 4 * h;
+                if (!neg[h]) continue;
+                uint64_t carry = 1;  // two's complement of the magnitude
+                for (int l = 0; l < 4; l++) {
+                    u128 t = (u128)(~v[l]) + carry;
+                    v[l] = (uint64_t)t;
+                    carry = (uint64_t)(t >> 64);
+                }
+            }
+        }
+        return out;
+    });
 }
 
 }  // namespace
@@ -82,14 +96,14 @@ void register_msm(py::module_& m) {
         "all-zero = infinity; scalars canonical (n, 4), values >= r are reduced mod r. "
         "Returns one affine point. threads=0 uses all cores; window_bits=0 picks the Pippenger "
         "window by size (2..15 forces it). glv=False turns off the GLV endomorphism split "
-        "(BLS12-381; for tests and comparisons).";
+        "(for tests and comparisons).";
     m.def("g1_msm", &msm<G1>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
           py::arg("threads") = 0, py::arg("window_bits") = 0, py::arg("glv") = true, msm_doc);
     m.def("g2_msm", &msm<G2>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
           py::arg("threads") = 0, py::arg("window_bits") = 0, py::arg("glv") = true, msm_doc);
     m.def("glv_split", &glv_split, py::arg("curve"), py::arg("scalars"),
-          "GLV split of scalars (n, 4) (reduced mod r first): (n, 2, 4) with k = k1 + k2*lambda, "
-          "0 <= k1 < lambda, k2 < 2^128. BLS12-381 only.");
+          "GLV split of scalars (n, 4) (reduced mod r first): (n, 2, 4), k1 and k2 as 256-bit "
+          "two's-complement values with k1 + k2*lambda = k mod r and |k1|, |k2| < 2^128.");
     const char* mul_doc =
         "Fixed-base batch scalar multiplication: out[i] = scalars[i] * base (affine Montgomery; "
         "scalars canonical (n, 4), reduced mod r).";
