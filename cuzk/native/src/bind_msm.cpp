@@ -95,8 +95,8 @@ void register_msm(py::module_& m) {
         "Multi-scalar multiplication sum_i scalars[i] * points[i]. Points affine Montgomery, "
         "all-zero = infinity; scalars canonical (n, 4), values >= r are reduced mod r. "
         "Returns one affine point. threads=0 uses all cores; window_bits=0 picks the Pippenger "
-        "window by size (2..15 forces it). glv=False turns off the GLV endomorphism split "
-        "(for tests and comparisons).";
+        "window by size (2..15 forces it). glv=False turns off the GLV endomorphism split (used "
+        "below 2^17 Pippenger points; for tests and comparisons).";
     m.def("g1_msm", &msm<G1>, py::arg("curve"), py::arg("points"), py::arg("scalars"),
           py::arg("threads") = 0, py::arg("window_bits") = 0, py::arg("glv") = true, msm_doc);
     m.def("g2_msm", &msm<G2>, py::arg("curve"), py::arg("points"), py::arg("scalars"),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -14,6 +15,21 @@
 namespace cuzk {
 
 inline int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
+
+// A growable array left uninitialized: large scratch is then first written (and its pages
+// faulted in) by the parallel loops that fill it, not zeroed by one thread first.
+template <class T>
+struct RawBuf {
+    std::unique_ptr<T[]> p;
+    size_t n = 0;
+    T* get(size_t k) {
+        if (k > n) {
+            p.reset(new T[k]);
+            n = k;
+        }
+        return p.get();
+    }
+};
 
 // Batch inversion field of a coordinate field: Fq2 denominators are inverted through their
 // norms in Fq (1/d = conj(d) / N(d)), which costs 2S + 2M of Fq per pair on top of a 3M Fq
@@ -304,6 +320,11 @@ inline void glv_split_bn(const uint64_t* k, uint64_t* k1, uint64_t* k2) {
     sub_limbs(k2, q, 4);
 }
 
+// Measured on the 2-core development machine (2 threads, benchmarks/NOTES.md): the split pays
+// up to 2^16 points (BLS12-381 G1 −6 %, G2 −10 %), is even at 2^17 and loses 4–8 % at 2^18,
+// where gathering from P and phi(P) (twice the point memory) outgrows the cache.
+constexpr size_t GLV_MAX_POINTS = (size_t)1 << 17;
+
 template <class C, class F>
 struct Glv {
     static constexpr bool ON = false;
@@ -410,13 +431,14 @@ XYZZ<F> pippenger(PT point, SC scalar, NG negated, int W_PT, size_t m, int nbits
     const size_t nb = (size_t)1 << (c - 1);
     // at least two tasks per thread where there are points enough for it
     const int parts = (int)std::max<size_t>(1, std::min<size_t>((2 * (size_t)T + W - 1) / W, m / 4096 + 1));
-    std::vector<int16_t> digits((size_t)W * m);
+    RawBuf<int16_t> digit_buf;
+    int16_t* const digits = digit_buf.get((size_t)W * m);  // every entry written below
     std::vector<X> win((size_t)W * parts, X::inf());
 #pragma omp parallel num_threads(T)
     {
 #pragma omp for schedule(static)
         for (long i = 0; i < (long)m; i++) {
-            signed_digits(scalar((size_t)i), c, W, digits.data() + i, m);
+            signed_digits(scalar((size_t)i), c, W, digits + i, m);
             if (negated((size_t)i))  // -|k| P: every digit negated
                 for (int w = 0; w < W; w++) digits[(size_t)w * m + i] = (int16_t)-digits[(size_t)w * m + i];
         }
@@ -432,7 +454,7 @@ XYZZ<F> pippenger(PT point, SC scalar, NG negated, int W_PT, size_t m, int nbits
             const size_t lo = m * part / parts, hi = m * (part + 1) / parts;
             if (S.size() < std::min(hi - lo, MSM_BLOCK)) S.resize(std::min(hi - lo, MSM_BLOCK));
             if (ent.size() < hi - lo) ent.resize(hi - lo);
-            const int16_t* dg = digits.data() + (size_t)w * m;
+            const int16_t* dg = digits + (size_t)w * m;
             std::fill(cnt.begin(), cnt.end(), 0);
             for (size_t i = lo; i < hi; i++) {
                 int d = dg[i];
@@ -487,7 +509,7 @@ XYZZ<F> pippenger(PT point, SC scalar, NG negated, int W_PT, size_t m, int nbits
 // sum_i scalars[i] * points[i]. points: n affine points (raw Montgomery, all-zero = infinity);
 // scalars: n canonical 4-limb values, reduced mod r first. Zero scalars and infinity points are
 // skipped, scalar-1 points summed with plain batch-affine additions, the rest go to Pippenger
-// (with the GLV split where the curve has one and glv is set).
+// (with the GLV split when glv is set and there are fewer than GLV_MAX_POINTS of them).
 // window_bits > 0 forces the window size (tests, tuning).
 template <class G, class C>
 typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size_t n, int threads,
@@ -500,11 +522,13 @@ typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size
     const typename C::Fr* fr_tag = nullptr;
 
     // 1. classify: 0 skip, 1 scalar one, 2 general
-    std::vector<uint64_t> red(4 * n);
-    std::vector<unsigned char> cls(n);
+    RawBuf<uint64_t> red_buf;
+    RawBuf<unsigned char> cls_buf;
+    uint64_t* const red = red_buf.get(4 * n);  // every entry written below
+    unsigned char* const cls = cls_buf.get(n);
 #pragma omp parallel for num_threads(T) schedule(static)
     for (long i = 0; i < (long)n; i++) {
-        uint64_t* k = red.data() + 4 * i;
+        uint64_t* k = red + 4 * i;
         reduce_scalar(fr_tag, scalars + 4 * i, k);
         bool inf = A::from_raw(points + (size_t)W_PT * i).is_inf();
         bool zero = (k[0] | k[1] | k[2] | k[3]) == 0;
@@ -541,29 +565,29 @@ typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size
     // 3. Pippenger over the rest, in chunks (bounded scratch: a chunk is at most MSM_CHUNK
     // points after the GLV split)
     if constexpr (Glv<C, F>::ON) {
-        if (glv) {
+        if (glv && general.size() < GLV_MAX_POINTS) {
             const size_t CH = MSM_CHUNK / 2;
             const auto beta = Glv<C, F>::beta();
-            std::vector<uint64_t> ks, ph;
-            std::vector<unsigned char> negs;
+            RawBuf<uint64_t> ks_buf, ph_buf;
+            RawBuf<unsigned char> negs_buf;
             for (size_t lo = 0; lo < general.size(); lo += CH) {
                 const size_t mc = std::min(general.size(), lo + CH) - lo;
                 const uint32_t* id = general.data() + lo;
-                ks.resize(8 * mc);  // |k1| of point i at 4i, |k2| at 4(mc + i)
-                negs.resize(2 * mc);
-                ph.resize((size_t)W_PT * mc);  // phi(P_i)
+                uint64_t* const ks = ks_buf.get(8 * mc);  // |k1| of point i at 4i, |k2| at 4(mc + i)
+                unsigned char* const negs = negs_buf.get(2 * mc);
+                uint64_t* const ph = ph_buf.get((size_t)W_PT * mc);  // phi(P_i)
 #pragma omp parallel for num_threads(T) schedule(static)
                 for (long i = 0; i < (long)mc; i++) {
                     bool n1, n2;
-                    Glv<C, F>::split(red.data() + 4 * (size_t)id[i], ks.data() + 4 * i, ks.data() + 4 * (mc + i), n1, n2);
+                    Glv<C, F>::split(red + 4 * (size_t)id[i], ks + 4 * i, ks + 4 * (mc + i), n1, n2);
                     negs[i] = n1;
                     negs[mc + i] = n2;
-                    glv_phi(A::from_raw(points + (size_t)W_PT * id[i]), beta).to_raw(ph.data() + (size_t)W_PT * i);
+                    glv_phi(A::from_raw(points + (size_t)W_PT * id[i]), beta).to_raw(ph + (size_t)W_PT * i);
                 }
                 auto pt = [&](size_t i) {
-                    return i < mc ? points + (size_t)W_PT * id[i] : ph.data() + (size_t)W_PT * (i - mc);
+                    return i < mc ? points + (size_t)W_PT * id[i] : ph + (size_t)W_PT * (i - mc);
                 };
-                auto sc = [&](size_t i) { return ks.data() + 4 * i; };
+                auto sc = [&](size_t i) { return ks + 4 * i; };
                 auto ng = [&](size_t i) { return negs[i] != 0; };
                 total = total.add(pippenger<F>(pt, sc, ng, W_PT, 2 * mc, 128, T, window_bits));
             }
@@ -574,7 +598,7 @@ typename G::xyzz_t msm_cpu(const uint64_t* points, const uint64_t* scalars, size
         const size_t mc = std::min(general.size(), lo + MSM_CHUNK) - lo;
         const uint32_t* id = general.data() + lo;
         auto pt = [&](size_t i) { return points + (size_t)W_PT * id[i]; };
-        auto sc = [&](size_t i) { return red.data() + 4 * (size_t)id[i]; };
+        auto sc = [&](size_t i) { return red + 4 * (size_t)id[i]; };
         auto ng = [](size_t) { return false; };
         total = total.add(pippenger<F>(pt, sc, ng, W_PT, mc, C::FR_BITS, T, window_bits));
     }
