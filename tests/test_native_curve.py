@@ -3,40 +3,18 @@ against the pure-Python reference, plus py-arkworks-bls12381 for BLS12-381."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import numpy as np
 import py_arkworks_bls12381 as ark
 import pytest
+from curve_helpers import GROUPS, from_arr, ref, to_arr
 
 from cuzk import _native
 from cuzk.curves import CURVES
-from cuzk.layout import g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints, ints_to_limbs
-from cuzk.reference import g1 as ref_g1
-from cuzk.reference import g2 as ref_g2
+from cuzk.layout import ints_to_limbs
 
 CURVE_NAMES = sorted(CURVES)
-GROUPS = ("g1", "g2")
-
-
-@pytest.fixture
-def rng() -> random.Random:
-    seed = int.from_bytes(os.urandom(8), "little")
-    print("seed", seed)
-    return random.Random(seed)
-
-
-def ref(curve: str, group: str):
-    return ref_g1(curve) if group == "g1" else ref_g2(curve)
-
-
-def to_arr(curve: str, group: str, pts: list) -> np.ndarray:
-    return g1_from_ints(curve, pts) if group == "g1" else g2_from_ints(curve, pts)
-
-
-def from_arr(curve: str, group: str, arr: np.ndarray) -> list:
-    return g1_to_ints(curve, arr) if group == "g1" else g2_to_ints(curve, arr)
 
 
 def nat(group: str, op: str):
