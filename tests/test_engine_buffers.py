@@ -303,7 +303,7 @@ def test_engine_buffers_come_from_the_device_allocator_and_are_reused(
         allocated = fake.addrs()
         st = eng.host_buffers.status()
         # Sets (a, b, c, w) allocated by the device backend, at most `bound`, then reused.
-        assert 1 <= st["allocations"] <= bound < n
+        assert bound < n and st["allocations"] >= 1 and st["allocations"] <= bound
         assert len(fake.allocated) == 4 * st["allocations"]
         assert st["max_in_use"] <= bound and st["in_use"] == 0
         # csr_matvec wrote into those buffers (3 matrices per partition), and the upload read
