@@ -245,6 +245,39 @@ def test_zkey_circuit(tmp_path: Path, curve: str, circom_artifact, rng: random.R
 
 
 
+def test_zkey_circuit_with_r1cs_checks_witnesses(tmp_path: Path, circom_artifact,  # type: ignore[no-untyped-def]
+                                                rng: random.Random) -> None:
+    """`r1cs =` beside a zkey: a wrong witness fails its job naming the constraint, with no
+    verify-after-prove, and a good one still proves and verifies."""
+    from cuzk.formats.proof_bytes import decode_proof
+    from cuzk.formats.wtns import read_wtns
+    from cuzk.formats.zkey import read_zkey_vk
+    from cuzk.groth16.verifier import verify
+    from cuzk.server import circuits
+
+    art = circom_artifact("bn254", "multi_io")
+    with pytest.raises(circuits.CircuitConfigError, match="r1cs .*file not found"):
+        circuits.build("x", {"zkey": str(art.zkey), "r1cs": str(tmp_path / "missing.r1cs")})
+    table = {"zkey": str(art.zkey), "r1cs": str(art.r1cs)}
+    extra = "[srs.circuits.checked]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
+    cfg = write_config(tmp_path, extra=extra, sections={"pipeline": {"verify_after_prove": False}})
+    d = DaemonProc(cfg, tmp_path).start()
+    try:
+        witness, _ = read_wtns(art.wtns)
+        with d.client() as c:
+            res = c.prove("checked", [witness], timeout=120)
+            assert res.ok, res.error
+            assert verify(read_zkey_vk(art.zkey), art.public, decode_proof("bn254", res.proofs[0]))
+            bad = witness.copy()
+            j = rng.randrange(1 + len(art.public), len(bad))  # a private wire
+            bad[j, 0] ^= 1
+            bad_res = c.prove("checked", [bad], timeout=120)
+            assert bad_res.status == "FAILED" and not bad_res.proofs
+            assert "constraint" in bad_res.error, bad_res.error
+    finally:
+        assert d.term() == 0, d.log()
+
+
 def test_preload_at_start_and_cli_cancel(tmp_path: Path, rng: random.Random,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     cfg = write_config(tmp_path, sections={"srs": {"preload": ["tiny", "tiny-witness"]}})

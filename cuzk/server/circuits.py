@@ -25,7 +25,7 @@ from typing import Any
 from cuzk.engine.types import CircuitSpec
 from cuzk.groth16.keys import ProvingKey
 
-_TABLE_KEYS = {"synthetic", "key", "zkey", "partitions", "description"}
+_TABLE_KEYS = {"synthetic", "key", "zkey", "r1cs", "partitions", "description"}
 
 
 class CircuitConfigError(ValueError):
@@ -90,6 +90,29 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     )
 
 
+def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
+    """A key source whose key carries the circuit's full R1CS (with C), so every partition's
+    witness is checked constraint by constraint before proving. snarkjs zkeys hold only A and B,
+    so without this a wrong witness is caught only by verify-after-prove."""
+
+    def load() -> ProvingKey:
+        import dataclasses
+
+        from cuzk.formats.r1cs import read_r1cs
+
+        pk = src() if callable(src) else src if isinstance(src, ProvingKey) else _load_key_file(Path(src))
+        r1cs = read_r1cs(r1cs_path)
+        if (r1cs.curve.name, r1cs.n_vars, r1cs.n_public) != (pk.curve.name, pk.n_vars, pk.n_public):
+            raise CircuitConfigError(
+                f"{where} r1cs = {str(r1cs_path)!r} is a {r1cs.curve.name} circuit with "
+                f"{r1cs.n_vars} variables and {r1cs.n_public} public inputs; the key has "
+                f"{pk.curve.name}, {pk.n_vars} and {pk.n_public}"
+            )
+        return dataclasses.replace(pk, r1cs=r1cs, meta={**pk.meta, "c_from_ab": False})
+
+    return load
+
+
 def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
     where = f"[srs.circuits.{circuit_id}]"
     unknown = set(table) - _TABLE_KEYS
@@ -119,6 +142,14 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
             raise CircuitConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
         info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts)
         spec = info.spec
+
+    if "r1cs" in table:
+        if kind == "synthetic":
+            raise CircuitConfigError(f"{where} r1cs: synthetic circuits carry their own constraints")
+        r1cs_path = Path(str(table["r1cs"])).expanduser()
+        if not r1cs_path.exists():
+            raise CircuitConfigError(f"{where} r1cs = {str(table['r1cs'])!r}: file not found")
+        spec.key = _checked_by(spec.key, r1cs_path, where)
 
     # Wrap the key source so the daemon learns the curve and n_vars when it loads.
     src = spec.key
