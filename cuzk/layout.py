@@ -16,7 +16,6 @@ from cuzk.curves import Curve, get_curve
 G1Ints = tuple[int, int] | None
 G2Ints = tuple[tuple[int, int], tuple[int, int]] | None
 
-_MASK = (1 << 64) - 1
 
 
 def _native():
@@ -29,21 +28,22 @@ def _native():
 
 def ints_to_limbs(values: Sequence[int], limbs: int) -> np.ndarray:
     """Non-negative ints below 2^(64·limbs) -> uint64 (n, limbs), little-endian limbs."""
-    out = np.empty((len(values), limbs), dtype=np.uint64)
-    for i, v in enumerate(values):
-        v = int(v)
-        if v < 0 or v >> (64 * limbs):
-            raise ValueError(f"value {v} does not fit in {limbs} limbs")
-        for j in range(limbs):
-            out[i, j] = (v >> (64 * j)) & _MASK
-    return out
+    width = 8 * limbs
+    try:
+        # One bytes object for the whole array: int.to_bytes does the limb split in C.
+        buf = bytearray(b"".join(int(v).to_bytes(width, "little") for v in values))
+    except OverflowError:
+        bad = next(int(v) for v in values if int(v) < 0 or int(v) >> (64 * limbs))
+        raise ValueError(f"value {bad} does not fit in {limbs} limbs") from None
+    return np.frombuffer(buf, dtype="<u8").astype(np.uint64, copy=False).reshape(len(values), limbs)
 
 
 def limbs_to_ints(arr: np.ndarray) -> list[int]:
     """uint64 (..., limbs) -> flat list of ints (one per trailing row)."""
-    a = np.ascontiguousarray(arr, dtype=np.uint64)
-    rows = a.reshape(-1, a.shape[-1])
-    return [int.from_bytes(r.tobytes(), "little") for r in rows]
+    a = np.ascontiguousarray(arr, dtype="<u8")
+    width = 8 * a.shape[-1]
+    raw = a.tobytes()
+    return [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
 
 
 def fr_from_ints(curve: Curve | str, values: Sequence[int]) -> np.ndarray:
