@@ -183,6 +183,16 @@ def main() -> None:
     ap.add_argument("--windows", default="", help="window widths to sweep at --sweep-log")
     ap.add_argument("--sweep-log", type=int, default=24)
     ap.add_argument("--prove", default="", help="log2 domain sizes, whole partition prove")
+    ap.add_argument("--msm-table", default="", help="log2 sizes, G1 MSM with window tables")
+    ap.add_argument(
+        "--msm-inline", default="1", help="bucket sums inlined: 1, 0 or 0,1 (time both)"
+    )
+    ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
+    ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
+    ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
+    ap.add_argument(
+        "--ntt-impls", default="", help="NTT implementations to time, e.g. radix4,tiled"
+    )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -191,6 +201,8 @@ def main() -> None:
         warm(curves)
         return
     gpu = CudaBackend()
+    if args.profile:
+        gpu.msm_profile = []
     dev = cp.cuda.runtime.getDeviceProperties(0)
     info = {
         "device": dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"]),
@@ -204,6 +216,14 @@ def main() -> None:
     rows: list[dict] = []
 
     def record(op: str, curve: str, logn: int, kind: str, ms: list[float], **extra) -> None:
+        if gpu.msm_profile:  # phases of the timed runs (the last len(ms) MSMs)
+            runs = gpu.msm_profile[-len(ms) :]
+            extra["phases_ms"] = {
+                k: round(statistics.median(r.get(k, 0.0) for r in runs), 3)
+                for k in runs[-1]
+                if k not in ("n", "table", "c")
+            }
+            gpu.msm_profile = []
         row = {
             "op": op,
             "curve": curve,
@@ -224,13 +244,24 @@ def main() -> None:
     seed = int.from_bytes(os.urandom(4), "little")
     for cv in curves:
         c = get_curve(cv)
+        inline_modes = [m == "1" for m in args.msm_inline.split(",") if m]
         for logn in _ints(args.msm):
             n = 1 << logn
             pts = make_points(gpu, c, 1, n, seed)
             for kind in ("uniform", "bits"):
                 sc = random_scalars(c, n, kind, seed + logn)
-                ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
-                record("g1_msm", cv, logn, f"dev/{kind}", ms, window=choose_window(n, c.fr_r_bits))
+                for inl in inline_modes:
+                    gpu.msm_inline = inl
+                    tag = "" if len(inline_modes) == 1 else ("/inline" if inl else "/outline")
+                    ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
+                    record(
+                        "g1_msm",
+                        cv,
+                        logn,
+                        f"dev/{kind}{tag}",
+                        ms,
+                        window=choose_window(n, c.fr_r_bits),
+                    )
                 if logn in _ints(args.msm_host) and kind == "uniform":
                     hp, hs = cp.asnumpy(pts), cp.asnumpy(sc)
                     ms = time_ms(
@@ -238,7 +269,71 @@ def main() -> None:
                     )
                     record("g1_msm", cv, logn, "host/uniform", ms)
                 del sc
+            gpu.msm_inline = inline_modes[-1]
             del pts
+            cp.get_default_memory_pool().free_all_blocks()
+        for logn in _ints(args.msm_table):
+            n = 1 << logn
+            pts = make_points(gpu, c, 1, n, seed)
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            nbytes = gpu.precompute_msm(c, pts, 1)
+            end.record()
+            end.synchronize()
+            build_ms = cp.cuda.get_elapsed_time(start, end)
+            if not nbytes:
+                print(f"window tables for 2^{logn} do not fit", flush=True)
+            else:
+                tab = gpu._tables[id(pts)]
+                record("table_build", cv, logn, f"c={tab.c} {nbytes / 2**30:.1f} GiB", [build_ms])
+                for kind in ("uniform", "bits"):
+                    sc = random_scalars(c, n, kind, seed + logn)
+                    ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
+                    got = cp.asnumpy(gpu.g1_msm(c, pts, sc))
+                    gpu.msm_tables = False
+                    same = bool(np.array_equal(got, cp.asnumpy(gpu.g1_msm(c, pts, sc))))
+                    gpu.msm_tables = True
+                    record(
+                        "g1_msm",
+                        cv,
+                        logn,
+                        f"dev/{kind}/table",
+                        ms,
+                        window=tab.c,
+                        same_as_plain=same,
+                    )
+                    del sc
+            gpu.drop_msm_tables()
+            del pts
+            cp.get_default_memory_pool().free_all_blocks()
+        if args.table_windows or args.chunks:
+            n = 1 << args.sweep_log
+            pts = make_points(gpu, c, 1, n, seed)
+            sc = random_scalars(c, n, "uniform", seed)
+            for cw in _ints(args.table_windows) or [0]:
+                if cw:
+                    gpu.drop_msm_tables()
+                    cp.get_default_memory_pool().free_all_blocks()
+                gpu.precompute_msm(c, pts, 1, window=cw or None)
+                tab = gpu._tables[id(pts)]
+                for T in _ints(args.chunks) or [0]:
+                    if T:
+                        os.environ["CUZK_MSM_CHUNK"] = str(T)
+                    ms = time_ms(
+                        lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), max(2, args.reps // 2)
+                    )
+                    record(
+                        "g1_msm",
+                        cv,
+                        args.sweep_log,
+                        f"dev/uniform/table c={tab.c} T={T or 32}",
+                        ms,
+                        window=tab.c,
+                        chunk=T or 32,
+                    )
+                os.environ.pop("CUZK_MSM_CHUNK", None)
+            gpu.drop_msm_tables()
+            del pts, sc
             cp.get_default_memory_pool().free_all_blocks()
         if args.windows:
             n = 1 << args.sweep_log
@@ -260,31 +355,36 @@ def main() -> None:
                 record("g2_msm", cv, logn, f"dev/{kind}", ms)
             del pts
             cp.get_default_memory_pool().free_all_blocks()
-        for logn in _ints(args.ntt):
-            n = 1 << logn
-            a = random_scalars(c, n, "uniform", seed)
-            w = c.root_of_unity(n, "bellman")
-            ms = time_ms(lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w), args.reps)
-            record("ntt", cv, logn, "dev", ms)
-            ms = time_ms(
-                lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w, inverse=True, shift=7), args.reps
-            )
-            record("intt_coset", cv, logn, "dev", ms)
-            del a
-            cp.get_default_memory_pool().free_all_blocks()
-        for logn in _ints(args.h):
-            n = 1 << logn
-            a, b, cc = (random_scalars(c, n, "uniform", seed + i) for i in range(3))
-            w = c.root_of_unity(n, "bellman")
-            ms = time_ms(
-                lambda a=a, b=b, cc=cc, w=w, c=c: gpu.groth16_h(
-                    c, a, b, cc, w, c.fr_generator, True
-                ),
-                args.reps,
-            )
-            record("groth16_h", cv, logn, "dev/bellman", ms)
-            del a, b, cc
-            cp.get_default_memory_pool().free_all_blocks()
+        impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
+        for impl in impls:
+            if impl:
+                gpu.ntt_impl = impl
+            tag = f"/{impl}" if len(impls) > 1 else ""
+            for logn in _ints(args.ntt):
+                n = 1 << logn
+                a = random_scalars(c, n, "uniform", seed)
+                w = c.root_of_unity(n, "bellman")
+                ms = time_ms(lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w), args.reps)
+                record("ntt", cv, logn, f"dev{tag}", ms)
+                ms = time_ms(
+                    lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w, inverse=True, shift=7), args.reps
+                )
+                record("intt_coset", cv, logn, f"dev{tag}", ms)
+                del a
+                cp.get_default_memory_pool().free_all_blocks()
+            for logn in _ints(args.h):
+                n = 1 << logn
+                a, b, cc = (random_scalars(c, n, "uniform", seed + i) for i in range(3))
+                w = c.root_of_unity(n, "bellman")
+                ms = time_ms(
+                    lambda a=a, b=b, cc=cc, w=w, c=c: gpu.groth16_h(
+                        c, a, b, cc, w, c.fr_generator, True
+                    ),
+                    args.reps,
+                )
+                record("groth16_h", cv, logn, f"dev/bellman{tag}", ms)
+                del a, b, cc
+                cp.get_default_memory_pool().free_all_blocks()
         for logn in _ints(args.prove):
             bench_prove(gpu, c, logn, max(1, args.reps // 2), seed, record)
     result = {"info": info, "rows": rows}
@@ -293,7 +393,7 @@ def main() -> None:
     print("\n| op | curve | n | inputs | median ms |\n|---|---|---|---|---|")
     for r in rows:
         if "phases_ms" in r:
-            r["inputs"] += " " + ", ".join(f"{k} {v:.0f}" for k, v in r["phases_ms"].items())
+            r["inputs"] += " " + ", ".join(f"{k} {v:.1f}" for k, v in r["phases_ms"].items())
         print(
             f"| {r['op']} | {r['curve']} | 2^{r['log2n']} | {r['inputs']} | {r['median_ms']:.2f} |"
         )

@@ -39,12 +39,14 @@ MSM_KERNELS = (
     "msm_histogram",
     "msm_scatter",
     "msm_acc_entries_tasks",
+    "msm_acc_entries_tasks_inl",
     "msm_acc_items_tasks",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
     "msm_bucket_segments",
     "msm_reduce_groups",
     "msm_finish",
+    "msm_table_build",
 )
 AUX_KERNELS = ("fixed_base_mul", "xyzz_sum_affine")
 
@@ -108,6 +110,65 @@ def choose_window(n: int, bits: int, group: int = 1) -> int:
         if best_cost is None or cost < best_cost:
             best, best_cost = c, cost
     return best
+
+
+def choose_table_window(n: int, bits: int) -> int:
+    """Window width for precomputed window tables: all windows share one bucket set, so the
+    cost is windows·n additions plus K per bucket once (K = 20 as in choose_window)."""
+    best, best_cost = 8, None
+    for c in range(8, 24):
+        nw = bits // c + 1
+        cost = nw * n + 20 * (1 << (c - 1))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+class _Marks:
+    """CUDA events between the phases of one MSM (only when profiling)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.events: list[tuple[str, Any]] = []
+        if on:
+            self("start")
+
+    def __call__(self, name: str) -> None:
+        if self.on:
+            ev = cp.cuda.Event()
+            ev.record()
+            self.events.append((name, ev))
+
+    def seen(self, name: str) -> bool:
+        return any(n == name for n, _ in self.events)
+
+    def times(self) -> dict[str, float]:
+        self.events[-1][1].synchronize()
+        out: dict[str, float] = {}
+        for (_, a), (name, b) in zip(self.events, self.events[1:], strict=False):
+            out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(a, b)
+        return out
+
+
+class _Strong:
+    """A strong reference with weakref's call interface."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __call__(self) -> Any:
+        return self.obj
+
+
+class _Table:
+    """Precomputed window tables of one base array (see msm_table_build)."""
+
+    def __init__(self, owner: Any, table: Any, n: int, c: int, nw: int) -> None:
+        self.owner, self.table, self.n, self.c, self.nw = owner, table, n, c, nw
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes)
 
 
 class _Module:
@@ -183,6 +244,13 @@ class CudaBackend(FrKernels):
         self._consts: dict[str, _FrConsts] = {}
         self._twiddles: dict[tuple, Any] = {}
         self._resident: dict[int, tuple[Any, Any]] = {}
+        self._tables: dict[int, _Table] = {}
+        # Bucket sums with the mixed addition inlined (accumulator in registers); env
+        # CUZK_MSM_INLINE=0 selects the out-of-line one. msm_tables=False ignores built tables.
+        self.msm_inline = os.environ.get("CUZK_MSM_INLINE", "1") != "0"
+        self.msm_tables = True
+        # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
+        self.msm_profile: list[dict[str, float]] | None = None
 
     # ---- modules and device data ------------------------------------------------------------
 
@@ -265,6 +333,53 @@ class CudaBackend(FrKernels):
 
     # ---- MSM -----------------------------------------------------------------------------------
 
+    def precompute_msm(
+        self,
+        curve: Curve | str,
+        points: Any,
+        group: int = 1,
+        window: int | None = None,
+        reserve: int = 2 << 30,
+    ) -> int:
+        """Build precomputed window tables for a fixed base array (a proving key's query) and
+        use them in every later MSM over that same array object. Returns the table's bytes,
+        or 0 when it would leave less than `reserve` bytes of device memory free.
+
+        The tables hold 2^(c·w)·P for every window w: nw times the points' memory (13x for
+        BLS12-381 G1 at c = 20). The table lives as long as the array does.
+        """
+        c = get_curve(curve)
+        fw = c.limbs * group
+        n = int(points.shape[0])
+        if n == 0:
+            return 0
+        hit = self._tables.get(id(points))
+        if hit is not None and hit.owner() is points:
+            return hit.nbytes
+        cw = window or choose_table_window(n, c.fr_r_bits)
+        nw = c.fr_r_bits // cw + 1
+        if nw * n >= 1 << 31 or nw > 40:
+            raise ValueError(f"window tables of {nw} x {n} rows are too large")
+        need = nw * n * 2 * fw * 8
+        free, _total = cp.cuda.runtime.memGetInfo()
+        if need + reserve > free:
+            return 0
+        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
+        table = cp.empty((nw * n, 2 * fw), dtype=cp.uint64)
+        mod = self.module(c, "msm", group)
+        mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw), _i32(nw), table))
+        key = id(points)
+        try:
+            ref: Any = weakref.ref(points, lambda _r: self._tables.pop(key, None))
+        except TypeError:  # not weak-referenceable: the table keeps the array alive
+            ref = _Strong(points)
+        self._tables[key] = _Table(ref, table, n, cw, nw)
+        return need
+
+    def drop_msm_tables(self) -> None:
+        """Free every precomputed window table."""
+        self._tables.clear()
+
     def _msm(self, c: Curve, group: int, points: Any, scalars: Any) -> Any:
         fw = c.limbs * group  # words per coordinate
         shape = (2, c.limbs) if group == 1 else (2, 2, c.limbs)
@@ -275,37 +390,56 @@ class CudaBackend(FrKernels):
             return cp.zeros(shape, dtype=cp.uint64)
         if n >= 1 << 31:
             raise ValueError("MSM larger than 2^31 points")
+        tab = self._tables.get(id(points)) if self.msm_tables else None
+        if tab is not None and (tab.owner() is not points or tab.n != n):
+            tab = None
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         sc = self.to_device(scalars).reshape(n, 4)
         mod = self.module(c, "msm", group)
         bits = c.fr_r_bits
-        cw = int(os.environ.get("CUZK_MSM_WINDOW", "0")) or choose_window(n, bits, group)
-        nw = bits // cw + 1
+        if tab is not None:
+            # One bucket set for all windows, entries name table rows; no Horner at the end.
+            cw, nw, shared, src = tab.c, tab.nw, 1, tab.table
+            nb, nwr = 1 << (cw - 1), 1
+        else:
+            cw = int(os.environ.get("CUZK_MSM_WINDOW", "0")) or choose_window(n, bits, group)
+            nw = bits // cw + 1
+            shared, src, nb, nwr = 0, pts, nw << (cw - 1), nw
+            if nw * n >= 1 << 32:
+                raise ValueError("MSM too large for 32-bit bucket offsets")
         M = 1 << (cw - 1)
-        nb = nw * M
-        if nw * n >= 1 << 32:
-            raise ValueError("MSM too large for 32-bit bucket offsets")
         xw = 4 * fw  # words per XYZZ point
+        marks = _Marks(self.msm_profile is not None)
         counts = cp.zeros(nb, dtype=cp.uint32)
-        mod["msm_histogram"](_grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), counts))
+        mod["msm_histogram"](
+            _grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), counts)
+        )
+        marks("histogram")
         off = cp.zeros(nb + 1, dtype=cp.uint32)
         cp.cumsum(counts, dtype=cp.uint32, out=off[1:])
         total, maxcnt = (int(v) for v in cp.stack([off[-1], counts.max()]).get())
+        marks("scan")
         cursor = off[:nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
         mod["msm_scatter"](
-            _grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), cursor, entries)
+            _grid(n),
+            (_BLOCK,),
+            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
         )
+        marks("scatter")
         buckets = cp.empty((nb, xw), dtype=cp.uint64)
-        T = _CHUNK_T
+        T = int(os.environ.get("CUZK_MSM_CHUNK", "0")) or _CHUNK_T
         if maxcnt <= T:
             mod["msm_acc_entries_buckets"](
-                _grid(nb), (_BLOCK,), (pts, entries, off, _u32(nb), buckets)
+                _grid(nb), (_BLOCK,), (src, entries, off, _u32(nb), buckets)
             )
         else:
             # Chunked sums until every bucket has one partial; heavy buckets (scalars 1 of a
             # mostly-binary witness) become many parallel tasks instead of one long thread.
             items, first = None, True
+            acc_entries = (
+                "msm_acc_entries_tasks_inl" if self.msm_inline else "msm_acc_entries_tasks"
+            )
             while maxcnt > T:
                 ntasks = (counts + (T - 1)) // T
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
@@ -313,8 +447,8 @@ class CudaBackend(FrKernels):
                 nt = int(toff[-1].get())
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
-                    mod["msm_acc_entries_tasks"](
-                        _grid(nt), (_BLOCK,), (pts, entries, off, toff, _u32(nb), _u32(T), part)
+                    mod[acc_entries](
+                        _grid(nt), (_BLOCK,), (src, entries, off, toff, _u32(nb), _u32(T), part)
                     )
                 else:
                     mod["msm_acc_items_tasks"](
@@ -322,28 +456,34 @@ class CudaBackend(FrKernels):
                     )
                 items, off, counts, first = part, toff, ntasks, False
                 maxcnt = (maxcnt + T - 1) // T
+                marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
             mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
+        marks("acc_buckets")
         # Σ k·B_k per window: segments of S buckets, then group sums down to one per window.
         # Short serial chains: this part is latency-bound (few threads, long add sequences).
         S = min(16, M)
         nseg = (M + S - 1) // S
-        seg = cp.empty((nw * nseg, xw), dtype=cp.uint64)
+        seg = cp.empty((nwr * nseg, xw), dtype=cp.uint64)
         mod["msm_bucket_segments"](
-            _grid(nw * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nw), seg)
+            _grid(nwr * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nwr), seg)
         )
         per = nseg
         while per > 1:
             k = 8
             per_out = (per + k - 1) // k
-            nxt = cp.empty((nw * per_out, xw), dtype=cp.uint64)
+            nxt = cp.empty((nwr * per_out, xw), dtype=cp.uint64)
             mod["msm_reduce_groups"](
-                _grid(nw * per_out),
+                _grid(nwr * per_out),
                 (_BLOCK,),
-                (seg, _u32(per), _u32(per_out), _u32(k), _u32(nw), nxt),
+                (seg, _u32(per), _u32(per_out), _u32(k), _u32(nwr), nxt),
             )
             seg, per = nxt, per_out
+        marks("reduce")
         out = cp.empty(shape, dtype=cp.uint64)
-        mod["msm_finish"]((1,), (1,), (seg, _u32(nw), _i32(cw), out))
+        mod["msm_finish"]((1,), (1,), (seg, _u32(nwr), _i32(cw), out))
+        marks("finish")
+        if self.msm_profile is not None:
+            self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
         return out
 
     def g1_msm(self, curve: Curve, points: Any, scalars: Any) -> Any:

@@ -59,9 +59,11 @@ __device__ __noinline__ Xyzz<F> xyzz_dbl(const Xyzz<F>& p) {
     return r;
 }
 
-// p += (x2, y2), an affine point that is not infinity.
+// p += (x2, y2), an affine point that is not infinity. The body is inlined into the bucket
+// accumulation loops (msm_acc_*_inl: the accumulator stays in registers) and called out of line
+// elsewhere (small code, fast NVRTC builds).
 template <class F>
-__device__ __noinline__ void xyzz_add_aff(Xyzz<F>& p, const F& x2, const F& y2) {
+__device__ __forceinline__ void xyzz_add_aff_body(Xyzz<F>& p, const F& x2, const F& y2) {
     if (p.ZZ.is_zero()) {
         p.X = x2;
         p.Y = y2;
@@ -98,6 +100,11 @@ __device__ __noinline__ void xyzz_add_aff(Xyzz<F>& p, const F& x2, const F& y2) 
     p.X = X3;
     p.ZZ = p.ZZ * PP;
     p.ZZZ = p.ZZZ * PPP;
+}
+
+template <class F>
+__device__ __noinline__ void xyzz_add_aff(Xyzz<F>& p, const F& x2, const F& y2) {
+    xyzz_add_aff_body(p, x2, y2);
 }
 
 template <class F>
@@ -207,9 +214,31 @@ __device__ __forceinline__ int window_digit(const uint64_t* s, int w, int c, int
 // the windows and writes the affine result. Scalars 0 add nothing; scalars 1 all land in
 // bucket (0, 1), whose chunks are summed in parallel like a batch addition.
 
+// Bucket key of digit d of window w: one bucket set per window, or (shared, with precomputed
+// window tables) one set for all windows, the entry then naming table row w·n + i.
+__device__ __forceinline__ uint32_t bucket_key(int w, int d, uint32_t M, int shared) {
+    uint32_t mag = d < 0 ? -d : d;
+    return (shared ? 0u : (uint32_t)w * M) + mag - 1;
+}
+
+// atomicAdd(&ctr[key], 1) for every active lane, one atomic per distinct key in the warp:
+// a mostly-binary witness sends millions of entries to one bucket, whose counter would
+// otherwise serialize them. Returns the lane's slot (old value + rank among equal keys).
+__device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key) {
+    const uint32_t active = __activemask();
+    const uint32_t peers = __match_any_sync(active, key);
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(peers) - 1;
+    const uint32_t rank = __popc(peers & ((1u << lane) - 1));
+    uint32_t base = 0;
+    if (lane == leader) base = atomicAdd(&ctr[key], (uint32_t)__popc(peers));
+    base = __shfl_sync(peers, base, leader);
+    return base + rank;
+}
+
 template <class C, int G>
 __global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                              int nw, uint32_t* counts) {
+                              int nw, int shared, uint32_t* counts) {
     typedef typename GroupOf<C, G>::F F;
     constexpr int PW = 2 * sizeof(F) / 8;
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -223,14 +252,13 @@ __global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, u
     for (int w = 0; w < nw; w++) {
         int d = window_digit(s, w, c, carry);
         if (d == 0) continue;
-        uint32_t mag = d < 0 ? -d : d;
-        atomicAdd(&counts[w * M + mag - 1], 1u);
+        warp_atomic_inc(counts, bucket_key(w, d, M, shared));
     }
 }
 
 template <class C, int G>
 __global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                            int nw, uint32_t* cursor, uint32_t* entries) {
+                            int nw, int shared, uint32_t* cursor, uint32_t* entries) {
     typedef typename GroupOf<C, G>::F F;
     constexpr int PW = 2 * sizeof(F) / 8;
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -244,9 +272,9 @@ __global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uin
     for (int w = 0; w < nw; w++) {
         int d = window_digit(s, w, c, carry);
         if (d == 0) continue;
-        uint32_t mag = d < 0 ? -d : d;
-        uint32_t pos = atomicAdd(&cursor[w * M + mag - 1], 1u);
-        entries[pos] = i | (d < 0 ? 0x80000000u : 0u);
+        uint32_t pos = warp_atomic_inc(cursor, bucket_key(w, d, M, shared));
+        uint32_t row = shared ? (uint32_t)w * n + i : i;
+        entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
     }
 }
 
@@ -261,7 +289,7 @@ __device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, 
     return lo;
 }
 
-template <class F>
+template <class F, bool INL>
 __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uint32_t* entries,
                                                uint32_t begin, uint32_t end) {
     constexpr int PW = 2 * sizeof(F) / 8;
@@ -274,7 +302,8 @@ __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uin
         F x = F::from_raw(p);
         F y = F::from_raw(p + PW / 2);
         if (e >> 31) y = y.neg();
-        xyzz_add_aff(acc, x, y);
+        if (INL) xyzz_add_aff_body(acc, x, y);
+        else xyzz_add_aff(acc, x, y);
     }
     return acc;
 }
@@ -288,17 +317,32 @@ __device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begi
 
 // Chunked sums: task t covers at most T entries of one bucket. ntasks_total lives on the device
 // (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
-template <class C, int G>
-__global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
-                                      const uint32_t* bucket_off, const uint32_t* task_off,
-                                      uint32_t nb, uint32_t T, uint64_t* out) {
+template <class C, int G, bool INL>
+__device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
+                                                  const uint32_t* bucket_off,
+                                                  const uint32_t* task_off, uint32_t nb,
+                                                  uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= task_off[nb]) return;
     uint32_t b = find_slot(task_off, nb, t);
     uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
     uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F>(points, entries, begin, end);
+    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, begin, end);
+}
+
+template <class C, int G>
+__global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
+                                      const uint32_t* bucket_off, const uint32_t* task_off,
+                                      uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_tasks<C, G, false>(points, entries, bucket_off, task_off, nb, T, out);
+}
+
+template <class C, int G>
+__global__ void msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
+                                          const uint32_t* bucket_off, const uint32_t* task_off,
+                                          uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
 }
 
 template <class C, int G>
@@ -323,7 +367,7 @@ __global__ void msm_acc_entries_buckets(const uint64_t* points, const uint32_t* 
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nb) return;
     reinterpret_cast<Xyzz<F>*>(out)[b] =
-        sum_entries<F>(points, entries, bucket_off[b], bucket_off[b + 1]);
+        sum_entries<F, false>(points, entries, bucket_off[b], bucket_off[b + 1]);
 }
 
 template <class C, int G>
@@ -396,6 +440,65 @@ __global__ void xyzz_sum_affine(const uint64_t* items, uint32_t n, uint64_t* out
     typedef typename GroupOf<C, G>::F F;
     if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
     xyzz_store_affine(sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), 0, n), out);
+}
+
+// Precomputed window tables for a fixed set of bases (a proving key's query): row w·n + i holds
+// 2^(c·w)·P_i in affine Montgomery form (zeros for infinity), so an MSM over these bases sums
+// every window's digits into one bucket set and needs no doublings between windows. One
+// thread per base: c doublings per window in XYZZ, then one inversion for all its rows
+// (Montgomery's trick over ZZ·ZZZ: 1/ZZ = ZZZ/(ZZ·ZZZ), 1/ZZZ = ZZ/(ZZ·ZZZ)).
+constexpr int TABLE_MAX_WINDOWS = 40;
+
+template <class C, int G>
+__global__ void msm_table_build(const uint64_t* points, uint32_t n, int c, int nw,
+                                uint64_t* table) {
+    typedef typename GroupOf<C, G>::F F;
+    constexpr int W = sizeof(F) / 8;
+    constexpr int PW = 2 * W;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || nw > TABLE_MAX_WINDOWS) return;
+    const uint64_t* src = points + (size_t)i * PW;
+    if (raw_is_zero<F>(src)) {
+        for (int w = 0; w < nw; w++) {
+            uint64_t* dst = table + ((size_t)w * n + i) * PW;
+            for (int k = 0; k < PW; k++) dst[k] = 0;
+        }
+        return;
+    }
+    F zz[TABLE_MAX_WINDOWS], zzz[TABLE_MAX_WINDOWS], pre[TABLE_MAX_WINDOWS];
+    Xyzz<F> acc;
+    acc.X = F::from_raw(src);
+    acc.Y = F::from_raw(src + W);
+    acc.ZZ = F::one();
+    acc.ZZZ = F::one();
+    F run = F::one();
+    for (int w = 0; w < nw; w++) {
+        if (w)
+            for (int k = 0; k < c; k++) acc = xyzz_dbl(acc);
+        uint64_t* dst = table + ((size_t)w * n + i) * PW;
+        acc.X.to_raw(dst);  // X, Y for now; scaled to affine below
+        acc.Y.to_raw(dst + W);
+        zz[w] = acc.ZZ;
+        zzz[w] = acc.ZZZ;
+        pre[w] = run;  // product of the denominators before row w
+        // A prime-order base never doubles to infinity; guard anyway so one bad base cannot
+        // poison the shared inversion (its rows become infinity).
+        if (!acc.ZZ.is_zero()) run = run * (acc.ZZ * acc.ZZZ);
+    }
+    F inv = run.inv();  // 1 / Π ZZ·ZZZ
+    for (int w = nw - 1; w >= 0; w--) {
+        uint64_t* dst = table + ((size_t)w * n + i) * PW;
+        if (zz[w].is_zero()) {
+            for (int k = 0; k < PW; k++) dst[k] = 0;
+            continue;
+        }
+        F t = inv * pre[w];  // 1 / (ZZ_w·ZZZ_w)
+        inv = inv * (zz[w] * zzz[w]);
+        F x = F::from_raw(dst) * (t * zzz[w]);
+        F y = F::from_raw(dst + W) * (t * zz[w]);
+        x.to_raw(dst);
+        y.to_raw(dst + W);
+    }
 }
 
 // Fixed-base batch scalar multiplication (setup): out[i] = scalars[i]·base, affine.

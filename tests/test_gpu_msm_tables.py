@@ -1,0 +1,123 @@
+"""Precomputed window tables and the inlined bucket sums of the CUDA MSM, against the reference
+backend and a discrete-log check. Skipped without CuPy or a GPU."""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+
+import numpy as np
+import pytest
+
+from cuzk.backends.reference import ReferenceBackend
+from cuzk.curves import get_curve
+from cuzk.layout import fr_from_ints, g1_from_ints, g2_from_ints
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+from cuzk.backends import cuda  # noqa: E402
+
+if not cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+CURVES = ("bls12_381", "bn254")
+SEED = int.from_bytes(os.urandom(8), "little")
+REF = ReferenceBackend()
+
+
+@pytest.fixture(scope="module")
+def gpu() -> cuda.CudaBackend:
+    return cuda.CudaBackend()
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> random.Random:
+    seed = SEED ^ hash(request.node.name) & 0xFFFFFFFF
+    print(f"seed {seed}")
+    return random.Random(seed)
+
+
+def _points(gpu, c, group: int, ks: list[int]) -> np.ndarray:
+    base = g1_from_ints(c, [c.g1])[0] if group == 1 else g2_from_ints(c, [c.g2])[0]
+    mul = gpu.g1_mul if group == 1 else gpu.g2_mul
+    return mul(c, base, fr_from_ints(c, ks))
+
+
+def _scalars(rng: random.Random, r: int, n: int, kind: str) -> list[int]:
+    if kind == "bits":
+        return [rng.randrange(r) if rng.random() < 0.05 else rng.randrange(2) for _ in range(n)]
+    edge = [0, 1, r - 1, 2, r - 2, (r - 1) // 2]
+    return [rng.choice(edge) if rng.random() < 0.3 else rng.randrange(r) for _ in range(n)]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", (1, 2))
+@pytest.mark.parametrize("window", (8, 13))
+def test_table_msm_small_matches_reference(gpu, rng, curve, group, window):
+    """Infinity, repeated and opposite points, edge scalars: same bits as the reference."""
+    c = get_curve(curve)
+    n = rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = _points(gpu, c, group, ks)
+    pts[0] = 0
+    pts[2] = pts[1]
+    pts[4] = _points(gpu, c, group, [c.r - ks[3]])[0]
+    assert gpu.precompute_msm(c, pts, group, window=window) > 0
+    msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
+    for kind in ("edge", "bits"):
+        s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
+        assert np.array_equal(msm[0](c, pts, s), msm[1](c, pts, s))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("kind", ("edge", "bits"))
+def test_table_msm_large_by_discrete_log(gpu, rng, curve, kind):
+    """Σ s_i·(k_i·G) = (Σ s_i·k_i)·G with tables, and the same bits as without them."""
+    c = get_curve(curve)
+    n = (1 << 14) + rng.randrange(0, 999)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    ks[7] = ks[3]  # a repeated base: its table rows repeat too
+    pts = cp.asarray(_points(gpu, c, 1, ks))
+    s = _scalars(rng, c.r, n, kind)
+    sd = cp.asarray(fr_from_ints(c, s))
+    plain = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+    assert gpu.precompute_msm(c, pts, 1) > 0
+    tabled = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+    total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
+    want = _points(gpu, c, 1, [total])[0]
+    assert np.array_equal(tabled, want)
+    assert np.array_equal(plain, want)
+
+
+def test_table_lives_with_its_array(gpu, rng):
+    c = get_curve("bn254")
+    pts = _points(gpu, c, 1, [rng.randrange(1, c.r) for _ in range(300)])
+    assert gpu.precompute_msm(c, pts, 1, window=9) > 0
+    assert len(gpu._tables) >= 1
+    before = len(gpu._tables)
+    del pts
+    gc.collect()
+    assert len(gpu._tables) == before - 1
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_inline_and_out_of_line_bucket_sums_agree(gpu, rng, curve):
+    c = get_curve(curve)
+    n = 1 << 13
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = cp.asarray(_points(gpu, c, 1, ks))
+    s = _scalars(rng, c.r, n, "edge")
+    sd = cp.asarray(fr_from_ints(c, s))
+    old = gpu.msm_inline
+    try:
+        gpu.msm_inline = True
+        a = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+        gpu.msm_inline = False
+        b = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+    finally:
+        gpu.msm_inline = old
+    assert np.array_equal(a, b)
+    total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
+    assert np.array_equal(a, _points(gpu, c, 1, [total])[0])
