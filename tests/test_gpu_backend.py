@@ -162,9 +162,18 @@ def test_msm_matches_cpu_backend(gpu, rng, curve):
     assert np.array_equal(gpu.g2_msm(c, p2, s2), cpu.g2_msm(c, p2, s2))
 
 
+@pytest.fixture(params=("tiled", "radix4"))
+def ntt_gpu(gpu, request):
+    """The backend with one NTT implementation (cuda_fr.NTT_IMPLS) selected."""
+    gpu.ntt_impl = request.param
+    yield gpu
+    gpu.ntt_impl = "tiled"
+
+
 @pytest.mark.parametrize("curve", CURVES)
-@pytest.mark.parametrize("logn", (0, 1, 3, 6, 11))
-def test_ntt_matches_reference(gpu, rng, curve, logn):
+@pytest.mark.parametrize("logn", (0, 1, 3, 6, 11, 12))
+def test_ntt_matches_reference(ntt_gpu, rng, curve, logn):
+    gpu = ntt_gpu
     c = get_curve(curve)
     n = 1 << logn
     a = fr_from_ints(c, [rng.randrange(c.r) for _ in range(n)])
@@ -178,7 +187,8 @@ def test_ntt_matches_reference(gpu, rng, curve, logn):
 
 
 @pytest.mark.parametrize("curve", CURVES)
-def test_ntt_large_roundtrip_and_points(gpu, rng, curve):
+def test_ntt_large_roundtrip_and_points(ntt_gpu, rng, curve):
+    gpu = ntt_gpu
     c = get_curve(curve)
     logn = 18
     n = 1 << logn
@@ -202,9 +212,10 @@ def test_ntt_large_roundtrip_and_points(gpu, rng, curve):
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_groth16_h_matches_reference(gpu, rng, curve, coefficients):
+def test_groth16_h_matches_reference(ntt_gpu, rng, curve, coefficients):
+    gpu = ntt_gpu
     c = get_curve(curve)
-    for n in (1, 2, 32, 64):
+    for n in (1, 2, 32, 64, 4096):
         conv = "bellman" if coefficients else "snarkjs"
         w = c.root_of_unity(n, conv)
         shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
@@ -212,6 +223,62 @@ def test_groth16_h_matches_reference(gpu, rng, curve, coefficients):
         got = gpu.groth16_h(c, a, b, cc, w, shift, coefficients)
         want = REF.groth16_h(c, a, b, cc, w, shift, coefficients)
         assert np.array_equal(got, want)
+
+
+def _random_limbs(n: int, seed: int) -> cp.ndarray:
+    """n random 256-bit values on the device: most are >= r, so the first pass's reduction
+    is exercised too."""
+    gen = np.random.default_rng(seed)
+    top = np.iinfo(np.uint64).max
+    return cp.asarray(gen.integers(0, top, size=(n, 4), dtype=np.uint64, endpoint=True))
+
+
+def _both_impls(gpu, method, *args, **kw):
+    out = {}
+    for impl in ("tiled", "radix4"):
+        gpu.ntt_impl = impl
+        out[impl] = cp.asnumpy(method(*args, **kw))
+    gpu.ntt_impl = "tiled"
+    return out["tiled"], out["radix4"]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_ntt_tiled_matches_radix4_all_sizes(gpu, rng, curve):
+    """The tiled NTT against the first kernels, bit for bit, at every size 2^0..2^24 (1, 2
+    and 3 passes; unreduced inputs), and the round trip against the reduced input (fr_mul by
+    1). CUZK_NTT_TEST_MAX_LOG moves the bound (27 for the full check)."""
+    c = get_curve(curve)
+    top = int(os.environ.get("CUZK_NTT_TEST_MAX_LOG", "24"))
+    for logn in range(0, top + 1):
+        n = 1 << logn
+        a = _random_limbs(n, rng.randrange(2**32))
+        w = c.root_of_unity(n, rng.choice(("snarkjs", "bellman")))
+        s = rng.randrange(1, c.r)
+        fwd, fwd_old = _both_impls(gpu, gpu.fr_ntt, c, a, w, shift=s)
+        assert np.array_equal(fwd, fwd_old), logn
+        inv, inv_old = _both_impls(gpu, gpu.fr_ntt, c, a, w, inverse=True, shift=s)
+        assert np.array_equal(inv, inv_old), logn
+        del inv, inv_old, fwd_old
+        back = gpu.fr_ntt(c, cp.asarray(fwd), w, inverse=True, shift=s)
+        ones = cp.zeros((n, 4), dtype=cp.uint64)
+        ones[:, 0] = 1
+        assert cp.array_equal(back, gpu.fr_mul(c, a, ones)), logn
+        del a, back, ones, fwd
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("coefficients", (False, True))
+def test_groth16_h_tiled_matches_radix4(gpu, rng, curve, coefficients):
+    c = get_curve(curve)
+    for logn in (11, 12, 16, 19, 20, 22):
+        n = 1 << logn
+        a, b, cc = (_random_limbs(n, rng.randrange(2**32)) for _ in range(3))
+        w = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
+        shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
+        keep = cp.asnumpy(a)
+        got, want = _both_impls(gpu, gpu.groth16_h, c, a, b, cc, w, shift, coefficients)
+        assert np.array_equal(got, want), logn
+        assert np.array_equal(cp.asnumpy(a), keep)  # inputs are only read
 
 
 @pytest.mark.parametrize("curve", CURVES)

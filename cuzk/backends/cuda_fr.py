@@ -4,6 +4,7 @@ _out(), _fr() (Montgomery constants and power tables) and the _twiddles cache.""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,58 @@ FR_KERNELS = (
     "ntt_shared_stages",
     "ntt_radix4",
     "ntt_radix2",
+    "ntt_stage_twiddles",
+    "ntt_tile",
     "h_pointwise",
     "csr_matvec",
 )
 
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
+
+NTT_IMPLS = ("tiled", "radix4")
+# Tiled NTT shape: a block holds 2^TILE_LOG elements (32 B each: 2^11 = 64 KiB of shared memory,
+# up to three blocks per SM on the H200), rows of 2^COLS_LOG consecutive elements in the
+# passes after the first (128 B: one cache line) and THREADS threads. 11/2 makes every size
+# up to 2^27 three passes, also with the gathered first pass of fr_ntt (9 + 9 + 9 stages).
+# Backend attributes ntt_tile_log / ntt_cols_log / ntt_threads override them (tuning).
+TILE_LOG, COLS_LOG, THREADS = 11, 2, 256
+_SHARED_DEFAULT = 48 << 10  # dynamic shared memory allowed without the opt-in attribute
+_ATTR_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+
+def plan_passes(logn: int, tile_log: int, cols_log: int, gather: bool) -> list[dict]:
+    """The passes of a tiled transform of 2^logn elements, in DIT order (low index bits first;
+    a DIF runs them in reverse). Each pass: stages [b, b+s), columns at index bits [cb, cb+logc)
+    (s + logc <= tile_log) and the block-id layout (m0, g1, w1, g2) of the free index bits (see
+    ntt_tile in fr_kernels.cuh). The first DIT pass's tile is 2^s consecutive elements, or with
+    gather (bit-reversed load) its columns are the top index bits, whose bit reversals are the
+    low bits of the source index: the gathered loads still come in runs of 2^logc."""
+    cols_log = min(cols_log, tile_log - 1) if tile_log > 1 else 0
+    cap_first = tile_log - (cols_log if gather else 0)
+    cap_rest = tile_log - cols_log
+    if logn <= tile_log:  # one block: no columns needed (logc = 0 below)
+        sizes = [logn]
+    else:
+        p = 1 + -(-(logn - cap_first) // cap_rest)
+        sizes = [logn // p + (1 if k < logn % p else 0) for k in range(p)]
+        for k in range(1, p):  # the later passes' tiles are narrower: excess to the first
+            if sizes[k] > cap_rest:
+                sizes[0] += sizes[k] - cap_rest
+                sizes[k] = cap_rest
+    passes, b = [], 0
+    for k, s in enumerate(sizes):
+        if k == 0:
+            logc = min(cols_log, logn - s) if gather else 0
+            cb = logn - logc if logc else s
+        else:
+            logc = min(cols_log, b)
+            cb = 0
+        # the free bits lie outside [b, b+s) and [cb, cb+logc)
+        (a0, a1), (c0, c1) = sorted(((b, b + s), (cb, cb + logc)))
+        free = dict(m0=a0, g1=a1, w1=c0 - a1, g2=c1)
+        passes.append(dict(b=b, s=s, cb=cb, logc=logc, gather=gather and k == 0, **free))
+        b += s
+    return passes
 
 
 class FrKernels:
@@ -42,6 +90,25 @@ class FrKernels:
     _out: Any
     _fr: Any
     _twiddles: dict
+    _ntt_impl: str | None = None
+    ntt_tile_log: int = TILE_LOG
+    ntt_cols_log: int = COLS_LOG
+    ntt_threads: int = THREADS
+
+    @property
+    def ntt_impl(self) -> str:
+        """The NTT kernels: "tiled" (default) or "radix4" (the first ones). CUZK_NTT_IMPL
+        overrides the default, an assignment to the attribute overrides both."""
+        impl = self._ntt_impl or os.environ.get("CUZK_NTT_IMPL") or "tiled"
+        if impl not in NTT_IMPLS:
+            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
+        return impl
+
+    @ntt_impl.setter
+    def ntt_impl(self, impl: str) -> None:
+        if impl not in NTT_IMPLS:
+            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
+        self._ntt_impl = impl
 
     def fr_mul(self, curve: Curve, a: Any, b: Any) -> Any:
         c = get_curve(curve)
@@ -126,6 +193,237 @@ class FrKernels:
         if st < logn:
             mod["ntt_radix2"](_grid(n // 2), (_BLOCK,), (data, tw, _u32(n), _i32(logn), _i32(st)))
 
+    # ---- tiled implementation ------------------------------------------------------------------
+
+    def _stage_tw(self, c: Curve, omega: int, logn: int) -> Any:
+        """tw[2^st + j] = ω^(j·2^(logn-1-st)) (Montgomery), the tiled kernels' twiddles."""
+        key = ("stage", c.name, omega % c.r, logn)
+        tw = self._twiddles.get(key)
+        if tw is None:
+            n = 1 << logn
+            lo, hi, lb = self._fr(c).tables(omega, max(logn - 1, 0))
+            tw = cp.empty((n, 4), dtype=cp.uint64)
+            self.module(c, "fr")["ntt_stage_twiddles"](
+                _grid(n), (_BLOCK,), (tw, _u32(n), _i32(logn), lo, hi, _i32(lb))
+            )
+            self._twiddles[key] = tw
+        return tw
+
+    def _scaling(self, c: Curve, scale: int, g: int | None, logn: int) -> tuple[Any, Any, int]:
+        """(lo, hi, lb) for ntt_tile: factor(e) = scale·g^e (Montgomery), or the scalar scale
+        (hi null) when g is None. Powers as in _FrConsts.tables, with scale folded into lo."""
+        r = c.r
+        k = self._fr(c)
+        if g is None:
+            return k.scalar(scale), _NULL, 0
+        key = ("scaled", c.name, g % r, scale % r, logn)
+        hit = self._twiddles.get(key)
+        if hit is None:
+            lb = (logn + 1) // 2
+            lo, x = [], scale % r
+            for _ in range(1 << lb):
+                lo.append(x)
+                x = x * g % r
+            step, hi, y = pow(g, 1 << lb, r), [], 1
+            for _ in range(max(1, 1 << (logn - lb))):
+                hi.append(y)
+                y = y * step % r
+            hit = self._twiddles[key] = (k.mont(lo), k.mont(hi), lb)
+        return hit
+
+    def _tile_fn(self, c: Curve) -> tuple[Any, int]:
+        """ntt_tile and the tile size (log2) it may use: 2^ntt_tile_log elements when the
+        shared-memory opt-in succeeds, else what fits the default 48 KiB."""
+        fn = self.module(c, "fr")["ntt_tile"]
+        tile_log = self.ntt_tile_log
+        need = 32 << tile_log
+        optin = self.__dict__.setdefault("_shared_optin", {})  # CuPy Functions take no attrs
+        if need > _SHARED_DEFAULT and optin.get(fn.ptr, 0) < need:
+            try:
+                cp.cuda.driver.funcSetAttribute(fn.ptr, _ATTR_MAX_DYNAMIC_SHARED, need)
+                optin[fn.ptr] = need
+            except Exception:
+                tile_log = (_SHARED_DEFAULT // 32).bit_length() - 1
+        return fn, tile_log
+
+    def _tile_launch(
+        self,
+        c: Curve,
+        logn: int,
+        ps: dict,
+        src: Any,
+        dst: Any,
+        tw: Any,
+        dif: bool,
+        reduce: bool = False,
+        scaling: tuple[Any, Any, int] | None = None,
+        pre: int = 1,
+        erev: bool = False,
+        pointwise: tuple[Any, Any, Any] | None = None,
+        tw2: Any = None,
+    ) -> None:
+        """One ntt_tile launch for pass ps of plan_passes (arguments as in fr_kernels.cuh)."""
+        fn, _ = self._tile_fn(c)
+        lo, hi, lb = scaling if scaling is not None else (_NULL, _NULL, 0)
+        pa, pb, zinv = pointwise if pointwise is not None else (_NULL, _NULL, _NULL)
+        tile = 1 << (ps["s"] + ps["logc"])
+        fn(
+            (1 << (logn - ps["s"] - ps["logc"]),),
+            (max(1, min(self.ntt_threads, tile // 2)),),
+            (
+                src,
+                dst,
+                tw,
+                _i32(logn),
+                *(_i32(ps[x]) for x in ("b", "s", "cb", "logc", "m0", "g1", "w1", "g2")),
+                _i32(int(dif)),
+                _i32(int(ps["gather"])),
+                _i32(int(reduce)),
+                lo,
+                hi,
+                _i32(lb),
+                _i32(pre),
+                _i32(int(erev)),
+                pa,
+                pb,
+                zinv,
+                tw2 if tw2 is not None else _NULL,
+            ),
+            shared_mem=32 * tile,
+        )
+
+    def _tiled(
+        self,
+        c: Curve,
+        src: Any,
+        dst: Any,
+        omega: int,
+        logn: int,
+        gather: bool = False,
+        reduce: bool = False,
+        scaling: tuple[Any, Any, int] | None = None,
+        pre: bool = True,
+        pointwise: tuple[Any, Any, Any] | None = None,
+    ) -> None:
+        """One DIT transform, src -> dst, in the passes of plan_passes: bit-reversed input
+        (natural with gather) -> natural output. src is only read (the first pass writes dst,
+        the later ones work in place there). scaling: (lo, hi, lb) of _scaling, applied in the
+        first pass's load (pre; e = source index) or in the last pass's store (e = output
+        index). pointwise: (pa, pb, zinv) of the last pass's store."""
+        _, tile_log = self._tile_fn(c)
+        tw = self._stage_tw(c, omega, logn)
+        passes = plan_passes(logn, tile_log, self.ntt_cols_log, gather)
+        for k, ps in enumerate(passes):
+            first, final = k == 0, k == len(passes) - 1
+            use = (first if pre else final) and scaling is not None
+            self._tile_launch(
+                c,
+                logn,
+                ps,
+                src if first else dst,
+                dst,
+                tw,
+                False,
+                reduce=reduce and first,
+                scaling=scaling if use else None,
+                pre=int(pre),
+                pointwise=pointwise if final else None,
+            )
+
+    def _tiled_coset(
+        self,
+        c: Curve,
+        src: Any,
+        dst: Any,
+        omega: int,
+        logn: int,
+        scaling: tuple[Any, Any, int],
+        pointwise: tuple[Any, Any, Any] | None = None,
+    ) -> None:
+        """Evaluations (natural) -> evaluations on a coset (natural): a DIF with ω^-1 (natural
+        -> bit-reversed coefficients·n), position i scaled by scaling(bitrev(i)), a DIT with ω
+        (bit-reversed -> natural). The DIF's last pass and the DIT's first are the same tile
+        (bits [0, s)): one launch does both and the scaling in between."""
+        _, tile_log = self._tile_fn(c)
+        tw_inv = self._stage_tw(c, pow(omega, -1, c.r), logn)
+        tw = self._stage_tw(c, omega, logn)
+        passes = plan_passes(logn, tile_log, self.ntt_cols_log, False)
+        last = len(passes) - 1
+        cur = src
+        for ps in passes[:0:-1]:  # the DIF's high passes, top bits first
+            self._tile_launch(c, logn, ps, cur, dst, tw_inv, True, reduce=cur is src)
+            cur = dst
+        self._tile_launch(
+            c,
+            logn,
+            passes[0],
+            cur,
+            dst,
+            tw_inv,
+            True,
+            reduce=cur is src,
+            scaling=scaling,
+            pre=2,
+            erev=True,
+            pointwise=pointwise if last == 0 else None,
+            tw2=tw,
+        )
+        for k, ps in enumerate(passes[1:], 1):
+            self._tile_launch(
+                c, logn, ps, dst, dst, tw, False, pointwise=pointwise if k == last else None
+            )
+
+    def _fr_ntt_tiled(
+        self, c: Curve, da: Any, omega: int, logn: int, inverse: bool, shift: int | None
+    ) -> Any:
+        # Canonical data throughout (see fr_kernels.cuh): no conversions, only the scalings.
+        r = c.r
+        out = cp.empty((1 << logn, 4), dtype=cp.uint64)
+        if not inverse:
+            sc = self._scaling(c, 1, shift, logn) if shift is not None else None
+            self._tiled(c, da, out, omega, logn, gather=True, reduce=True, scaling=sc)
+        else:
+            g = pow(shift, -1, r) if shift is not None else None
+            sc = self._scaling(c, pow(1 << logn, -1, r), g, logn)
+            self._tiled(
+                c, da, out, pow(omega, -1, r), logn, gather=True, reduce=True, scaling=sc, pre=False
+            )
+        return out
+
+    def _groth16_h_tiled(
+        self, cv: Curve, ins: list, omega: int, shift: int, coefficients: bool, logn: int
+    ) -> Any:
+        """Per input _tiled_coset (DIF iNTT, position i scaled by n^-1·shift^bitrev(i), DIT
+        NTT; no bit reversal between them; 2·passes − 1 launches). a's scaling carries an
+        extra R, so the Montgomery product a·b of canonical data is canonical; c's last pass
+        computes (a·b − c)·zinv. In bellman mode a DIT coset iNTT (gathered load) follows, its
+        last pass scaling by n^-1·shift^-i. At 2^24: 3·5 + 3 = 18 passes over memory."""
+        r = cv.r
+        n = 1 << logn
+        omega_inv, n_inv = pow(omega, -1, r), pow(n, -1, r)
+        R = pow(2, 256, r)
+        bufs = []
+        for idx, v in enumerate(ins):
+            e = cp.empty((n, 4), dtype=cp.uint64)
+            sc = self._scaling(cv, n_inv * (R if idx == 0 else 1), shift, logn)
+            pw = None
+            if idx == 2:
+                zinv = (
+                    self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r))
+                    if coefficients
+                    else _NULL
+                )
+                pw = (bufs[0], bufs[1], zinv)
+            self._tiled_coset(cv, v, e, omega, logn, sc, pointwise=pw)
+            bufs.append(e)
+        t = bufs[2]
+        if not coefficients:
+            return t
+        out = bufs[0]  # a's coset values are spent: reuse the buffer
+        sc = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
+        self._tiled(cv, t, out, omega_inv, logn, gather=True, scaling=sc, pre=False)
+        return out
+
     @staticmethod
     def _logn(n: int) -> int:
         if n <= 0 or n & (n - 1):
@@ -140,6 +438,8 @@ class FrKernels:
         n = da.shape[0]
         logn = self._logn(n)
         r = c.r
+        if self.ntt_impl == "tiled":
+            return self._out(a, self._fr_ntt_tiled(c, da, omega, logn, inverse, shift))
         work = cp.empty((n, 4), dtype=cp.uint64)
         out = cp.empty((n, 4), dtype=cp.uint64)
         if not inverse:
@@ -163,6 +463,8 @@ class FrKernels:
         if not (ins[1].shape[0] == ins[2].shape[0] == n):
             raise ValueError("a, b, c must have the same length")
         logn = self._logn(n)
+        if self.ntt_impl == "tiled":
+            return self._out(a, self._groth16_h_tiled(cv, ins, omega, shift, coefficients, logn))
         omega_inv, n_inv = pow(omega, -1, r), pow(n, -1, r)
         coset = []
         tmp = cp.empty((n, 4), dtype=cp.uint64)
@@ -202,4 +504,3 @@ class FrKernels:
                 _grid(m), (_BLOCK,), (ip, ix, vals, dw, out, _u32(m))
             )
         return self._out(w, out)
-

@@ -144,6 +144,139 @@ __global__ void ntt_radix2(uint64_t* data, const uint64_t* tw, uint32_t n, int l
     (u - v).to_raw(p + 4 * (size_t)h);
 }
 
+// ---- "tiled" NTT (CudaBackend.ntt_impl = "tiled"): a transform is 1-3 passes of ntt_tile --------
+//
+// Data stay in canonical form throughout: the Montgomery product of a canonical x and the
+// Montgomery form of w is the canonical x·w, and + / - are form-agnostic, so the butterflies
+// with Montgomery twiddles map canonical inputs to canonical outputs and no conversion pass or
+// conversion product is needed. Scalings use Montgomery factors (an extra R in a factor lifts
+// the result by R: groth16_h uses that to make a·b come out canonical).
+//
+// Twiddle table (ntt_stage_twiddles): tw[2^st + j] = ω_{2^(st+1)}^j = ω^(j·2^(logn-1-st)) for
+// j < 2^st, stage st having half-size h = 2^st. n entries; the entries of one stage are
+// contiguous, so the columns of a tile (consecutive j) read consecutive twiddles.
+template <class C>
+__global__ void ntt_stage_twiddles(uint64_t* tw, uint32_t n, int logn, const uint64_t* lo,
+                                   const uint64_t* hi, int lb) {
+    typedef typename C::Fr Fr;
+    uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n) return;
+    uint32_t e = 0;
+    if (idx) {
+        int st = 31 - __clz(idx);
+        e = (idx - (1u << st)) << (logn - 1 - st);
+    }
+    pow_from_tables<Fr>(lo, hi, e, lb).to_raw(tw + 4 * (size_t)idx);
+}
+
+template <class Fr>
+__device__ __forceinline__ Fr reduce_input(Fr x) {
+    // API inputs may be any 256-bit value; the butterflies need x < p (p > 2^253: <= 7 rounds).
+    while (Fr::geq_mod(x.v)) Fr::sub_mod_inplace(x.v);
+    return x;
+}
+
+// Factor of a scaling: lo[0] when hi is null (a scalar), else lo[e & (2^lb - 1)]·hi[e >> lb].
+template <class Fr>
+__device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* hi, uint32_t e,
+                                           int lb) {
+    return hi ? pow_from_tables<Fr>(lo, hi, e, lb) : ld16<Fr>(lo);
+}
+
+// The s radix-2 stages st = b .. b+s-1 of one tile in shared memory (DIT ascending, DIF
+// descending; see ntt_tile for the layout). Ends with __syncthreads().
+template <class Fr>
+__device__ __forceinline__ void tile_stages(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+                                            int s, int cb, int logc, int dif) {
+    const uint32_t cmask = (1u << logc) - 1;
+    const uint32_t tile = 1u << (s + logc);
+    for (int q = 0; q < s; q++) {
+        const int k = dif ? s - 1 - q : q;  // stage within the tile: rows r and r + 2^k pair up
+        const int st = b + k;
+        const uint32_t h = 1u << k;
+        for (uint32_t u = threadIdx.x; u < tile / 2; u += blockDim.x) {
+            const uint32_t col = u & cmask, p = u >> logc;
+            const uint32_t r0 = ((p >> k) << (k + 1)) | (p & (h - 1));
+            const uint32_t i0 = rest | (r0 << b) | (col << cb);
+            const uint32_t j = i0 & ((1u << st) - 1);  // twiddle ω_{2^(st+1)}^j
+            const uint32_t s0 = (r0 << logc) | col, s1 = s0 + (h << logc);
+            Fr x0 = sm[s0], x1 = sm[s1];
+            if (dif) {
+                Fr d = x0 - x1;
+                x0 = x0 + x1;
+                x1 = j ? d * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j)) : d;
+            } else {
+                if (j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
+                Fr d = x0 - x1;
+                x0 = x0 + x1;
+                x1 = d;
+            }
+            sm[s0] = x0;
+            sm[s1] = x1;
+        }
+        __syncthreads();
+    }
+}
+
+// One pass of a transform of 2^logn elements: its stages [b, b+s) over one tile per block held
+// in shared memory. A tile has 2^s rows (index bits [b, b+s)) × 2^logc columns (index bits
+// [cb, cb+logc); cb = 0 in the later passes: rows are 2^logc consecutive elements, so loads and
+// stores move runs of 32·2^logc bytes). The block id fills the remaining index bits: its low m0
+// bits go to bits [0, m0), the next w1 bits to [g1, g1+w1), the rest from bit g2 up (the host
+// derives m0, g1, w1, g2 from the two regions). Shared slot u = row·2^logc + col holds element
+//     i = rest | row << b | col << cb.
+// Every block reads and writes only its own elements, so a pass may run in place, except with
+// gather (element i is loaded from in[bitrev(i)]: the DIT of natural-order input).
+// With tw2, the same tile then runs the DIT stages [b, b+s) of a second transform (twiddles
+// tw2): groth16_h's DIF iNTT ends and its DIT coset NTT starts on the same tile (b = 0).
+// Folded in: reduce (API input); a scaling by scale_factor(e) in the load (pre = 1; e = the
+// source index, or its bit reversal with erev), between the two transforms (pre = 2; e = i or
+// bitrev(i)) or in the store (pre = 0; e = i); the Groth16 pointwise out = (pa·pb − x)·zinv in
+// the store (pa, zinv may be null).
+template <class C>
+__global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
+                         int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
+                         int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
+                         int pre, int erev, const uint64_t* pa, const uint64_t* pb,
+                         const uint64_t* zinv, const uint64_t* tw2) {
+    typedef typename C::Fr Fr;
+    extern __shared__ uint64_t sh[];
+    Fr* sm = reinterpret_cast<Fr*>(sh);
+    const uint32_t cmask = (1u << logc) - 1;
+    const uint32_t tile = 1u << (s + logc);
+    const uint32_t bid = blockIdx.x;
+    const uint32_t rest = (bid & ((1u << m0) - 1)) | (((bid >> m0) & ((1u << w1) - 1)) << g1) |
+                          ((bid >> (m0 + w1)) << g2);
+    for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
+        const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
+        const uint32_t src = gather ? bitrev(i, logn) : i;
+        Fr x = ld16<Fr>(in + 4 * (size_t)src);
+        if (reduce) x = reduce_input(x);
+        if (lo && pre == 1) x = x * scale_factor<Fr>(lo, hi, erev ? bitrev(src, logn) : src, lb);
+        sm[u] = x;
+    }
+    __syncthreads();
+    tile_stages(sm, tw, rest, b, s, cb, logc, dif);
+    if (tw2) {
+        if (lo && pre == 2) {
+            for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
+                const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
+                sm[u] = sm[u] * scale_factor<Fr>(lo, hi, erev ? bitrev(i, logn) : i, lb);
+            }
+            __syncthreads();
+        }
+        tile_stages(sm, tw2, rest, b, s, cb, logc, 0);
+    }
+    for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
+        const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
+        Fr x = sm[u];
+        if (lo && pre == 0) x = x * scale_factor<Fr>(lo, hi, i, lb);
+        if (pa) x = ld16<Fr>(pa + 4 * (size_t)i) * ld16<Fr>(pb + 4 * (size_t)i) - x;
+        if (zinv) x = x * ld16<Fr>(zinv);
+        st16(out + 4 * (size_t)i, x);
+    }
+}
+
 // Groth16 quotient on the coset: out = (a·b − c)·zinv (Montgomery; zinv may be null).
 template <class C>
 __global__ void h_pointwise(const uint64_t* a, const uint64_t* b, const uint64_t* c, uint64_t* out,

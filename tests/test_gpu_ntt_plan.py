@@ -1,0 +1,527 @@
+"""CPU checks of the CUDA backend's tiled NTT (ntt_impl = "tiled").
+
+The host code of cuzk/backends/cuda_fr.py runs unchanged (fr_ntt, groth16_h, plan_passes,
+_scaling, _stage_tw) against a stand-in for CuPy whose kernels are either
+- Python transcriptions of ntt_tile and ntt_stage_twiddles (cuzk/native/cuda/fr_kernels.cuh):
+  the same index formulas of blockIdx / threadIdx / loop variables, the same Montgomery
+  products (a·b·R^-1) with Python ints, plus checks that every block owns its elements alone
+  and that gathered passes never run in place; or
+- the CUDA source itself, compiled by the host C++ compiler with one thread per block (the
+  kernels' stride loops then cover each tile and __syncthreads is a no-op) over the shared
+  field headers: this catches type and index errors of the real code (not races).
+Results are compared with cuzk.reference's NTT and Groth16 h. Small tile shapes make the
+small sizes run 1, 2, 3 and more passes, columns, gathered loads and one-block transforms.
+Needs no GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import random
+import shutil
+import subprocess
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuzk.backends import cuda_fr
+from cuzk.curves import get_curve
+from cuzk.layout import fr_from_ints, fr_to_ints, ints_to_limbs
+from cuzk.reference import ntt as ref
+
+CURVES = ("bls12_381", "bn254")
+NULL = cuda_fr._NULL
+
+
+def _is_ptr(x) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+class _Field:
+    def __init__(self, r: int) -> None:
+        self.r = r
+        self.rinv = pow(2**256, -1, r)
+
+    def mul(self, a: int, b: int) -> int:  # Fp::operator* (Montgomery product, reduced)
+        assert a < 2**256 and b < self.r
+        return a * b * self.rinv % self.r
+
+    def add(self, a: int, b: int) -> int:
+        assert a < self.r and b < self.r  # Fp's + and - need reduced inputs
+        return (a + b) % self.r
+
+    def sub(self, a: int, b: int) -> int:
+        assert a < self.r and b < self.r
+        return (a - b) % self.r
+
+
+def _get(arr: np.ndarray, i: int) -> int:
+    return int.from_bytes(np.ascontiguousarray(arr[i]).astype("<u8").tobytes(), "little")
+
+
+def _put(arr: np.ndarray, i: int, v: int) -> None:
+    arr[i] = ints_to_limbs([v], 4)[0]
+
+
+def _bitrev(i: int, logn: int) -> int:
+    return int(format(i, f"0{logn}b")[::-1], 2) if logn else 0
+
+
+class _Kernel:
+    def __init__(self, body, fld: _Field, dev: _Device) -> None:
+        self.body, self.fld, self.dev = body, fld, dev
+        self.ptr = id(self)
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert 1 <= block[0] <= 1024
+        limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
+        assert shared_mem <= limit, (shared_mem, limit)
+        self.dev.launches.append((self.body.__name__, grid[0]))
+        self.body(self.fld, grid[0], block[0], shared_mem, *args)
+
+
+def _pow_from_tables(f: _Field, lo, hi, e: int, lb: int) -> int:
+    return f.mul(_get(lo, e & ((1 << lb) - 1)), _get(hi, e >> lb))
+
+
+def ntt_stage_twiddles(f, grid, block, shared, tw, n, logn, lo, hi, lb):
+    n, logn, lb = int(n), int(logn), int(lb)
+    for bid in range(grid):
+        for tid in range(block):
+            idx = bid * block + tid
+            if idx >= n:
+                continue
+            e = 0
+            if idx:
+                st = idx.bit_length() - 1  # 31 - __clz(idx)
+                e = (idx - (1 << st)) << (logn - 1 - st)
+            _put(tw, idx, _pow_from_tables(f, lo, hi, e, lb))
+
+
+def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif):
+    cmask = (1 << logc) - 1
+    tile = 1 << (s + logc)
+    for q in range(s):
+        k = s - 1 - q if dif else q
+        st = b + k
+        h = 1 << k
+        for tid in range(block):
+            for u in range(tid, tile // 2, block):
+                col, p = u & cmask, u >> logc
+                r0 = ((p >> k) << (k + 1)) | (p & (h - 1))
+                i0 = rest | (r0 << b) | (col << cb)
+                j = i0 & ((1 << st) - 1)
+                s0 = (r0 << logc) | col
+                s1 = s0 + (h << logc)
+                x0, x1 = sm[s0], sm[s1]
+                w = _get(tw, (1 << st) + j)
+                if dif:
+                    d = f.sub(x0, x1)
+                    x0 = f.add(x0, x1)
+                    x1 = f.mul(d, w) if j else d
+                else:
+                    if j:
+                        x1 = f.mul(x1, w)
+                    d = f.sub(x0, x1)
+                    x0 = f.add(x0, x1)
+                    x1 = d
+                sm[s0], sm[s1] = x0, x1
+
+
+def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif,
+             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2):  # fmt: skip
+    logn, b, s, cb, logc = int(logn), int(b), int(s), int(cb), int(logc)
+    m0, g1, w1, g2, lb, pre = int(m0), int(g1), int(w1), int(g2), int(lb), int(pre)
+    n = 1 << logn
+    cmask = (1 << logc) - 1
+    tile = 1 << (s + logc)
+    assert shared == 32 * tile and grid * tile == n
+    if gather:  # a gathered pass reads other blocks' elements: never in place
+        assert not np.shares_memory(inp, out)
+    seen = set()
+
+    def factor(e: int) -> int:
+        if _is_ptr(hi):
+            return _pow_from_tables(f, lo, hi, e, lb)
+        return _get(lo, 0)
+
+    def index(u: int) -> int:
+        return rest | ((u >> logc) << b) | ((u & cmask) << cb)
+
+    for bid in range(grid):
+        rest = (bid & ((1 << m0) - 1)) | (((bid >> m0) & ((1 << w1) - 1)) << g1)
+        rest |= (bid >> (m0 + w1)) << g2
+        sm = [None] * tile
+        mine = set()
+        for tid in range(block):
+            for u in range(tid, tile, block):
+                i = index(u)
+                mine.add(i)
+                src = _bitrev(i, logn) if gather else i
+                x = _get(inp, src)
+                if reduce:
+                    while x >= f.r:
+                        x -= f.r
+                if _is_ptr(lo) and pre == 1:
+                    x = f.mul(x, factor(_bitrev(src, logn) if erev else src))
+                sm[u] = x
+        # every block owns its elements alone: in-place passes are race-free
+        assert len(mine) == tile and not (mine & seen) and max(mine) < n
+        seen |= mine
+        tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif)
+        if _is_ptr(tw2):
+            if _is_ptr(lo) and pre == 2:
+                for tid in range(block):
+                    for u in range(tid, tile, block):
+                        i = index(u)
+                        sm[u] = f.mul(sm[u], factor(_bitrev(i, logn) if erev else i))
+            tile_stages(f, block, sm, tw2, rest, b, s, cb, logc, 0)
+        for tid in range(block):
+            for u in range(tid, tile, block):
+                i = index(u)
+                x = sm[u]
+                if _is_ptr(lo) and pre == 0:
+                    x = f.mul(x, factor(i))
+                if _is_ptr(pa):
+                    x = f.sub(f.mul(_get(pa, i), _get(pb, i)), x)
+                if _is_ptr(zinv):
+                    x = f.mul(x, _get(zinv, 0))
+                _put(out, i, x)
+    assert len(seen) == n
+
+
+class _Device:
+    """The bits of CuPy that cuda_fr uses, over numpy."""
+
+    def __init__(self) -> None:
+        self.shared_optin: dict[int, int] = {}
+        self.launches: list = []
+        self.uint64 = np.uint64
+        self.empty = np.empty
+        driver = types.SimpleNamespace(funcSetAttribute=self._set_attr)
+        self.cuda = types.SimpleNamespace(driver=driver)
+
+    def _set_attr(self, ptr: int, attr: int, value: int) -> None:
+        assert attr == cuda_fr._ATTR_MAX_DYNAMIC_SHARED and value <= 227 << 10
+        self.shared_optin[ptr] = value
+
+
+class _Consts:
+    def __init__(self, c) -> None:
+        self.c = c
+        self.R = pow(2, 256, c.r)
+
+    def mont(self, values):
+        return ints_to_limbs([(v % self.c.r) * self.R % self.c.r for v in values], 4)
+
+    def scalar(self, v):
+        return self.mont([v])
+
+    def tables(self, g, logn):  # as _FrConsts.tables in cuda.py
+        r = self.c.r
+        lb = (logn + 1) // 2
+        lo = [pow(g, i, r) for i in range(1 << lb)]
+        step = pow(g, 1 << lb, r)
+        hi = [pow(step, i, r) for i in range(max(1, 1 << (logn - lb)))]
+        return self.mont(lo), self.mont(hi), lb
+
+
+class _Model(cuda_fr.FrKernels):
+    def __init__(self, dev: _Device, tile_log: int, cols_log: int, threads: int) -> None:
+        self.dev = dev
+        self._twiddles = {}
+        self._consts = {}
+        self._mods = {}
+        self.ntt_impl = "tiled"
+        self.ntt_tile_log, self.ntt_cols_log, self.ntt_threads = tile_log, cols_log, threads
+
+    def module(self, curve, kind, group=1):
+        c = get_curve(curve)
+        assert kind == "fr"
+        if c.name not in self._mods:
+            fld = _Field(c.r)
+            self._mods[c.name] = {
+                "ntt_tile": _Kernel(ntt_tile, fld, self.dev),
+                "ntt_stage_twiddles": _Kernel(ntt_stage_twiddles, fld, self.dev),
+            }
+        return self._mods[c.name]
+
+    def to_device(self, arr, keep=False, dtype=np.uint64):
+        return np.ascontiguousarray(arr, dtype=dtype)
+
+    @staticmethod
+    def _out(like, dev):
+        return dev
+
+    def _fr(self, c):
+        return self._consts.setdefault(c.name, _Consts(c))
+
+
+@pytest.fixture
+def model(monkeypatch):
+    dev = _Device()
+    monkeypatch.setattr(cuda_fr, "cp", dev)
+
+    def make(tile_log: int, cols_log: int, threads: int = 4) -> _Model:
+        return _Model(dev, tile_log, cols_log, threads)
+
+    return make
+
+
+# (tile_log, cols_log, threads): tiny tiles give many passes at small n; (11, 3, 256) is the
+# backend's default shape (one pass up to 2^11).
+SHAPES = ((1, 0, 1), (2, 1, 2), (3, 1, 4), (4, 2, 3), (5, 3, 8), (11, 3, 256))
+
+
+def _rand(rng: random.Random, r: int, n: int) -> list[int]:
+    return [rng.choice((0, 1, r - 1, rng.randrange(r))) if rng.random() < 0.2 else rng.randrange(r)
+            for _ in range(n)]  # fmt: skip
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_tiled_fr_ntt_model(model, rng, curve, shape):
+    c = get_curve(curve)
+    m = model(*shape)
+    for logn in range(0, 8 if shape[0] < 11 else 5):
+        n = 1 << logn
+        vals = _rand(rng, c.r, n)
+        a = fr_from_ints(c, vals)
+        w = c.root_of_unity(n, rng.choice(("snarkjs", "bellman")))
+        for inverse in (False, True):
+            for shift in (None, c.fr_generator, rng.randrange(1, c.r)):
+                got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=shift))
+                want = ref.ntt(c, vals, w, inverse=inverse, shift=shift)
+                assert got == want, (logn, inverse, shift)
+        assert fr_to_ints(a) == vals  # the input array is only read
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve):
+    """Inputs >= r (any 256-bit limbs) are reduced in the first pass, as the old path did."""
+    c = get_curve(curve)
+    m = model(3, 1)
+    n = 16
+    raw = [rng.randrange(2**256) for _ in range(n)]
+    raw[:3] = [c.r, 2**256 - 1, c.r - 1]
+    a = ints_to_limbs(raw, 4)
+    w = c.root_of_unity(n)
+    red = [v % c.r for v in raw]
+    for inverse in (False, True):
+        got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=c.fr_generator))
+        assert got == ref.ntt(c, red, w, inverse=inverse, shift=c.fr_generator)
+    h = m.groth16_h(c, a, a, a, w, c.fr_generator, True)
+    assert fr_to_ints(h) == ref.groth16_h(c, red, red, red, w, c.fr_generator, True)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("shape", SHAPES[1:5])
+@pytest.mark.parametrize("coefficients", (False, True))
+def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients):
+    c = get_curve(curve)
+    m = model(*shape)
+    for logn in (0, 1, 2, 3, 5, 7):
+        n = 1 << logn
+        conv = "bellman" if coefficients else "snarkjs"
+        w = c.root_of_unity(n, conv)
+        shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
+        vs = [_rand(rng, c.r, n) for _ in range(3)]
+        arrs = [fr_from_ints(c, v) for v in vs]
+        got = fr_to_ints(m.groth16_h(c, *arrs, w, shift, coefficients))
+        assert got == ref.groth16_h(c, *vs, w, shift, coefficients), logn
+        assert [fr_to_ints(x) for x in arrs] == vs
+
+
+def test_tiled_launch_counts(model):
+    """Passes per transform: fr_ntt one ntt_tile launch per pass, groth16_h 3 transforms
+    (snarkjs) or 4 (bellman), and the 2^11-element tiles get the shared-memory opt-in."""
+    c = get_curve("bn254")
+    m = model(3, 1, 4)
+    dev = m.dev
+    n = 1 << 7  # tiles of 2^3 (first, gathered: 2^2 rows x 2 cols) -> passes of 2, 2 | 3 ...
+    a = fr_from_ints(c, list(range(n)))
+    w = c.root_of_unity(n)
+    m.fr_ntt(c, a, w)
+    dev.launches.clear()
+    m.fr_ntt(c, a, w)
+    plan = cuda_fr.plan_passes(7, 3, 1, True)
+    assert [x[0] for x in dev.launches] == ["ntt_tile"] * len(plan) and len(plan) == 4
+    dev.launches.clear()
+    m.groth16_h(c, a, a, a, w, c.fr_generator, True)
+    tiles = [x for x in dev.launches if x[0] == "ntt_tile"]
+    plain, gathered = (len(cuda_fr.plan_passes(7, 3, 1, g)) for g in (False, True))
+    assert len(tiles) == 3 * (2 * plain - 1) + gathered and plain == 3
+    big = model(11, 3, 256)
+    big.fr_ntt(c, fr_from_ints(c, [1] * 2048), c.root_of_unity(2048))
+    assert max(dev.shared_optin.values()) == 32 << 11
+
+
+@pytest.mark.parametrize("tile_log,cols_log", [(1, 0), (2, 1), (3, 1), (5, 3), (10, 3), (11, 3),
+                                               (11, 4), (12, 3)])  # fmt: skip
+@pytest.mark.parametrize("gather", (False, True))
+def test_plan_passes_cover_all_stages(tile_log, cols_log, gather):
+    """Every size up to 2^28: the passes cover stages 0..logn-1 once, in order; tiles fit;
+    the row, column and block-id bit regions partition the index bits (so the kernel's
+    index formula is a bijection from (block, slot) onto [0, n))."""
+    for logn in range(0, 29):
+        plan = cuda_fr.plan_passes(logn, tile_log, cols_log, gather)
+        assert sum(p["s"] for p in plan) == logn
+        b = 0
+        for k, p in enumerate(plan):
+            assert p["b"] == b and p["s"] >= (1 if logn else 0)
+            b += p["s"]
+            assert p["s"] + p["logc"] <= tile_log
+            regions = [(p["b"], p["b"] + p["s"]), (p["cb"], p["cb"] + p["logc"]),
+                       (0, p["m0"]), (p["g1"], p["g1"] + p["w1"]), (p["g2"], logn)]  # fmt: skip
+            bits = sorted(x for lo_, hi_ in regions for x in range(lo_, hi_))
+            assert bits == list(range(logn)), (logn, p)
+            assert p["gather"] == (gather and k == 0)
+            if k > 0:  # later passes: coalesced columns = lowest index bits
+                assert p["cb"] == 0 and p["logc"] == min(cols_log, p["b"], tile_log - 1)
+
+
+def test_plan_passes_h200_default():
+    """The backend's shape: at most 3 passes up to 2^27, with or without the gathered load
+    (the goal: ~9 stages per pass), one pass up to a tile."""
+    for gather in (False, True):
+        for logn in range(0, 28):
+            plan = cuda_fr.plan_passes(logn, cuda_fr.TILE_LOG, cuda_fr.COLS_LOG, gather)
+            want = 1 if logn <= 11 else 2 if logn <= 18 else 3
+            if not gather:
+                want = 1 if logn <= 11 else 2 if logn <= 20 else 3
+            assert len(plan) == want, (logn, gather, plan)
+
+
+# ---- the real kernels, compiled for the host ---------------------------------------------------
+
+_ROOT = Path(cuda_fr.__file__).resolve().parents[1] / "native"
+_HARNESS = r"""
+#include <cstdint>
+#include <cstring>
+#include "cuzk/curves.cuh"
+using namespace cuzk;
+struct Dim { uint32_t x = 0, y = 0, z = 0; };
+static Dim blockIdx, threadIdx, blockDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__
+#define __syncthreads() ((void)0)
+static inline int __clz(int x) { return x ? __builtin_clz((uint32_t)x) : 32; }
+static inline uint32_t __brev(uint32_t x) {
+    uint32_t r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+namespace gpu {
+template <class F> inline F ld16(const uint64_t* p) { F r; std::memcpy(&r, p, sizeof(F)); return r; }
+template <class F> inline void st16(uint64_t* p, const F& x) { std::memcpy(p, &x, sizeof(F)); }
+}  // namespace gpu
+#include "fr_kernels.cuh"
+namespace gpu { uint64_t sh[4 << 14]; }  // the dynamic shared memory: up to 2^14 elements
+
+#define WRAP(NAME, CS)                                                                       \
+extern "C" void tile_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,               \
+    const uint64_t* tw, int logn, int b, int s, int cb, int logc, int m0, int g1, int w1,    \
+    int g2, int dif, int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb, \
+    int pre, int erev, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,         \
+    const uint64_t* tw2) {                                                                   \
+    blockDim.x = 1;                                                                          \
+    threadIdx.x = 0;                                                                         \
+    for (uint32_t k = 0; k < grid; k++) {                                                    \
+        blockIdx.x = k;                                                                      \
+        gpu::ntt_tile<CS>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather,    \
+                          reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2);                 \
+    }                                                                                        \
+}                                                                                            \
+extern "C" void stw_##NAME(uint32_t grid, uint32_t block, uint64_t* tw, uint32_t n,         \
+    int logn, const uint64_t* lo, const uint64_t* hi, int lb) {                              \
+    blockDim.x = block;                                                                      \
+    for (uint32_t k = 0; k < grid; k++)                                                      \
+        for (uint32_t t = 0; t < block; t++) {                                               \
+            blockIdx.x = k;                                                                  \
+            threadIdx.x = t;                                                                 \
+            gpu::ntt_stage_twiddles<CS>(tw, n, logn, lo, hi, lb);                            \
+        }                                                                                    \
+}
+WRAP(bls12_381, cuzk::bls12_381)
+WRAP(bn254, cuzk::bn254)
+"""
+
+
+@pytest.fixture(scope="module")
+def host_kernels(tmp_path_factory):
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no host C++ compiler")
+    d = tmp_path_factory.mktemp("fr_kernels_host")
+    (d / "harness.cpp").write_text(_HARNESS)
+    lib = d / "harness.so"
+    cmd = [cxx, "-std=c++17", "-O1", "-fPIC", "-shared", f"-I{_ROOT / 'include'}",
+           f"-I{_ROOT / 'cuda'}", str(d / "harness.cpp"), "-o", str(lib)]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-4000:]
+    return ctypes.CDLL(str(lib))
+
+
+class _HostKernel:
+    def __init__(self, fn, with_block: bool) -> None:
+        self.fn, self.with_block, self.ptr = fn, with_block, id(self)
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert shared_mem <= 32 << 14
+        conv = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                assert a.flags.c_contiguous and a.dtype == np.uint64
+                conv.append(ctypes.c_void_p(a.ctypes.data))
+            elif isinstance(a, np.uint64):  # NULL
+                assert int(a) == 0
+                conv.append(ctypes.c_void_p(None))
+            else:
+                conv.append(ctypes.c_int(int(a)))
+        dims = [ctypes.c_uint32(grid[0])] + ([ctypes.c_uint32(block[0])] if self.with_block else [])
+        self.fn(*dims, *conv)
+
+
+class _HostModel(_Model):
+    lib = None
+
+    def module(self, curve, kind, group=1):
+        c = get_curve(curve)
+        if c.name not in self._mods:
+            self._mods[c.name] = {
+                "ntt_tile": _HostKernel(getattr(self.lib, f"tile_{c.name}"), False),
+                "ntt_stage_twiddles": _HostKernel(getattr(self.lib, f"stw_{c.name}"), True),
+            }
+        return self._mods[c.name]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("shape", ((2, 1, 2), (3, 1, 4), (5, 3, 8), (11, 2, 256)))
+def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape):
+    monkeypatch.setattr(cuda_fr, "cp", _Device())
+    m = _HostModel(cuda_fr.cp, *shape)
+    m.lib = host_kernels
+    c = get_curve(curve)
+    for logn in range(0, 13 if shape[0] >= 5 else 9):
+        n = 1 << logn
+        raw = [rng.randrange(2**256) if rng.random() < 0.1 else rng.randrange(c.r)
+               for _ in range(n)]  # fmt: skip
+        vals = [v % c.r for v in raw]
+        a = ints_to_limbs(raw, 4)
+        w = c.root_of_unity(n, rng.choice(("snarkjs", "bellman")))
+        for inverse in (False, True):
+            for shift in (None, rng.randrange(1, c.r)):
+                got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=shift))
+                assert got == ref.ntt(c, vals, w, inverse=inverse, shift=shift), (logn, inverse)
+        if logn <= 10:
+            for coefficients in (False, True):
+                w2 = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
+                shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
+                vs = [_rand(rng, c.r, n) for _ in range(3)]
+                arrs = [fr_from_ints(c, v) for v in vs]
+                got = fr_to_ints(m.groth16_h(c, *arrs, w2, shift, coefficients))
+                assert got == ref.groth16_h(c, *vs, w2, shift, coefficients), logn
