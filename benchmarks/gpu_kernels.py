@@ -185,7 +185,9 @@ def main() -> None:
     ap.add_argument("--prove", default="", help="log2 domain sizes, whole partition prove")
     ap.add_argument("--msm-table", default="", help="log2 sizes, G1 MSM with window tables")
     ap.add_argument(
-        "--msm-inline", default="1", help="bucket sums inlined: 1, 0 or 0,1 (time both)"
+        "--msm-inline",
+        default="1",
+        help="bucket-sum kernels to time: 0 out of line, 1 inlined, pf inlined + prefetch",
     )
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
@@ -241,18 +243,32 @@ def main() -> None:
             f"{op:10s} {curve:10s} 2^{logn:<3d} {kind:12s} {row['median_ms']:10.2f} ms", flush=True
         )
 
+    modes = [m for m in args.msm_inline.split(",") if m]
+    names = {"0": "outline", "1": "inline", "pf": "prefetch"}
+
+    def set_mode(m: str) -> str:
+        gpu.msm_inline, gpu.msm_prefetch = m != "0", m == "pf"
+        return "" if len(modes) == 1 else "/" + names[m]
+
+    if args.profile:  # registers and local memory per thread of the MSM kernels
+        from cuzk.backends.cuda import MSM_KERNELS
+
+        mod = gpu.module(curves[0], "msm", 1)
+        info["msm_kernels"] = {
+            k: {"regs": mod[k].num_regs, "local_bytes": mod[k].local_size_bytes}
+            for k in MSM_KERNELS
+        }
+        print(json.dumps(info["msm_kernels"]), flush=True)
     seed = int.from_bytes(os.urandom(4), "little")
     for cv in curves:
         c = get_curve(cv)
-        inline_modes = [m == "1" for m in args.msm_inline.split(",") if m]
         for logn in _ints(args.msm):
             n = 1 << logn
             pts = make_points(gpu, c, 1, n, seed)
             for kind in ("uniform", "bits"):
                 sc = random_scalars(c, n, kind, seed + logn)
-                for inl in inline_modes:
-                    gpu.msm_inline = inl
-                    tag = "" if len(inline_modes) == 1 else ("/inline" if inl else "/outline")
+                for m in modes:
+                    tag = set_mode(m)
                     ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
                     record(
                         "g1_msm",
@@ -269,7 +285,7 @@ def main() -> None:
                     )
                     record("g1_msm", cv, logn, "host/uniform", ms)
                 del sc
-            gpu.msm_inline = inline_modes[-1]
+            set_mode(modes[-1])
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         for logn in _ints(args.msm_table):
@@ -288,20 +304,16 @@ def main() -> None:
                 record("table_build", cv, logn, f"c={tab.c} {nbytes / 2**30:.1f} GiB", [build_ms])
                 for kind in ("uniform", "bits"):
                     sc = random_scalars(c, n, kind, seed + logn)
-                    ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
+                    for m in modes:
+                        tag = set_mode(m)
+                        ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
+                        record("g1_msm", cv, logn, f"dev/{kind}/table{tag}", ms, window=tab.c)
                     got = cp.asnumpy(gpu.g1_msm(c, pts, sc))
                     gpu.msm_tables = False
                     same = bool(np.array_equal(got, cp.asnumpy(gpu.g1_msm(c, pts, sc))))
                     gpu.msm_tables = True
-                    record(
-                        "g1_msm",
-                        cv,
-                        logn,
-                        f"dev/{kind}/table",
-                        ms,
-                        window=tab.c,
-                        same_as_plain=same,
-                    )
+                    rows[-1]["same_as_plain"] = same
+                    print(f"table result == plain result: {same}", flush=True)
                     del sc
             gpu.drop_msm_tables()
             del pts

@@ -103,21 +103,22 @@ def test_table_lives_with_its_array(gpu, rng):
 
 
 @pytest.mark.parametrize("curve", CURVES)
-def test_inline_and_out_of_line_bucket_sums_agree(gpu, rng, curve):
+def test_bucket_sum_kernels_agree(gpu, rng, curve):
     c = get_curve(curve)
     n = 1 << 13
     ks = [rng.randrange(1, c.r) for _ in range(n)]
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_inline
+    old = gpu.msm_inline, gpu.msm_prefetch
+    got = []
     try:
-        gpu.msm_inline = True
-        a = cp.asnumpy(gpu.g1_msm(c, pts, sd))
-        gpu.msm_inline = False
-        b = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+        for inline, prefetch in ((True, False), (False, False), (True, True)):
+            gpu.msm_inline, gpu.msm_prefetch = inline, prefetch
+            got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_inline = old
-    assert np.array_equal(a, b)
+        gpu.msm_inline, gpu.msm_prefetch = old
+    a = got[0]
+    assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
     assert np.array_equal(a, _points(gpu, c, 1, [total])[0])

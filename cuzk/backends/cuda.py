@@ -40,6 +40,7 @@ MSM_KERNELS = (
     "msm_scatter",
     "msm_acc_entries_tasks",
     "msm_acc_entries_tasks_inl",
+    "msm_acc_entries_tasks_pf",
     "msm_acc_items_tasks",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
@@ -248,6 +249,8 @@ class CudaBackend(FrKernels):
         # Bucket sums with the mixed addition inlined (accumulator in registers); env
         # CUZK_MSM_INLINE=0 selects the out-of-line one. msm_tables=False ignores built tables.
         self.msm_inline = os.environ.get("CUZK_MSM_INLINE", "1") != "0"
+        # Inlined sums with the next point's load issued ahead (CUZK_MSM_PREFETCH=1).
+        self.msm_prefetch = os.environ.get("CUZK_MSM_PREFETCH", "0") == "1"
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
         self.msm_profile: list[dict[str, float]] | None = None
@@ -437,9 +440,9 @@ class CudaBackend(FrKernels):
             # Chunked sums until every bucket has one partial; heavy buckets (scalars 1 of a
             # mostly-binary witness) become many parallel tasks instead of one long thread.
             items, first = None, True
-            acc_entries = (
-                "msm_acc_entries_tasks_inl" if self.msm_inline else "msm_acc_entries_tasks"
-            )
+            acc_entries = "msm_acc_entries_tasks"
+            if self.msm_inline:
+                acc_entries += "_pf" if self.msm_prefetch else "_inl"
             while maxcnt > T:
                 ntasks = (counts + (T - 1)) // T
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
