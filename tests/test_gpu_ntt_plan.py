@@ -20,7 +20,6 @@ import ctypes
 import random
 import shutil
 import subprocess
-import types
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +72,16 @@ class _Kernel:
     def __init__(self, body, fld: _Field, dev: _Device) -> None:
         self.body, self.fld, self.dev = body, fld, dev
         self.ptr = id(self)
+
+    # CuPy's RawKernel attribute (cudaFuncAttributeMaxDynamicSharedMemorySize)
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        return self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        assert value <= 227 << 10
+        self.dev.shared_optin[self.ptr] = value
 
     def __call__(self, grid, block, args, shared_mem=0):
         assert 1 <= block[0] <= 1024
@@ -200,12 +209,6 @@ class _Device:
         self.launches: list = []
         self.uint64 = np.uint64
         self.empty = np.empty
-        driver = types.SimpleNamespace(funcSetAttribute=self._set_attr)
-        self.cuda = types.SimpleNamespace(driver=driver)
-
-    def _set_attr(self, ptr: int, attr: int, value: int) -> None:
-        assert attr == cuda_fr._ATTR_MAX_DYNAMIC_SHARED and value <= 227 << 10
-        self.shared_optin[ptr] = value
 
 
 class _Consts:

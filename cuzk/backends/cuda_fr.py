@@ -46,7 +46,6 @@ NTT_IMPLS = ("tiled", "radix4")
 # Backend attributes ntt_tile_log / ntt_cols_log / ntt_threads override them (tuning).
 TILE_LOG, COLS_LOG, THREADS = 11, 2, 256
 _SHARED_DEFAULT = 48 << 10  # dynamic shared memory allowed without the opt-in attribute
-_ATTR_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 
 def plan_passes(logn: int, tile_log: int, cols_log: int, gather: bool) -> list[dict]:
@@ -237,11 +236,9 @@ class FrKernels:
         fn = self.module(c, "fr")["ntt_tile"]
         tile_log = self.ntt_tile_log
         need = 32 << tile_log
-        optin = self.__dict__.setdefault("_shared_optin", {})  # CuPy Functions take no attrs
-        if need > _SHARED_DEFAULT and optin.get(fn.ptr, 0) < need:
-            try:
-                cp.cuda.driver.funcSetAttribute(fn.ptr, _ATTR_MAX_DYNAMIC_SHARED, need)
-                optin[fn.ptr] = need
+        if need > _SHARED_DEFAULT and getattr(fn, "max_dynamic_shared_size_bytes", 0) < need:
+            try:  # CuPy's RawKernel sets cudaFuncAttributeMaxDynamicSharedMemorySize
+                fn.max_dynamic_shared_size_bytes = need
             except Exception:
                 tile_log = (_SHARED_DEFAULT // 32).bit_length() - 1
         return fn, tile_log
