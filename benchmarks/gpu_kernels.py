@@ -185,9 +185,9 @@ def main() -> None:
     ap.add_argument("--prove", default="", help="log2 domain sizes, whole partition prove")
     ap.add_argument("--msm-table", default="", help="log2 sizes, G1 MSM with window tables")
     ap.add_argument(
-        "--msm-inline",
-        default="1",
-        help="bucket-sum kernels to time: 0 out of line, 1 inlined, pf inlined + prefetch",
+        "--msm-sum",
+        default="inl",
+        help="bucket-sum kernels to time (CudaBackend.msm_sum): inl, outline, pf, lb3",
     )
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
@@ -243,22 +243,12 @@ def main() -> None:
             f"{op:10s} {curve:10s} 2^{logn:<3d} {kind:12s} {row['median_ms']:10.2f} ms", flush=True
         )
 
-    modes = [m for m in args.msm_inline.split(",") if m]
-    names = {"0": "outline", "1": "inline", "pf": "prefetch"}
+    modes = [m for m in args.msm_sum.split(",") if m]
 
     def set_mode(m: str) -> str:
-        gpu.msm_inline, gpu.msm_prefetch = m != "0", m == "pf"
-        return "" if len(modes) == 1 else "/" + names[m]
+        gpu.msm_sum = m
+        return "" if len(modes) == 1 else "/" + m
 
-    if args.profile:  # registers and local memory per thread of the MSM kernels
-        from cuzk.backends.cuda import MSM_KERNELS
-
-        mod = gpu.module(curves[0], "msm", 1)
-        info["msm_kernels"] = {
-            k: {"regs": mod[k].num_regs, "local_bytes": mod[k].local_size_bytes}
-            for k in MSM_KERNELS
-        }
-        print(json.dumps(info["msm_kernels"]), flush=True)
     seed = int.from_bytes(os.urandom(4), "little")
     for cv in curves:
         c = get_curve(cv)

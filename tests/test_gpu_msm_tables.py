@@ -110,14 +110,14 @@ def test_bucket_sum_kernels_agree(gpu, rng, curve):
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_inline, gpu.msm_prefetch
+    old = gpu.msm_sum
     got = []
     try:
-        for inline, prefetch in ((True, False), (False, False), (True, True)):
-            gpu.msm_inline, gpu.msm_prefetch = inline, prefetch
+        for kind in ("inl", "outline", "pf", "lb3"):
+            gpu.msm_sum = kind
             got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_inline, gpu.msm_prefetch = old
+        gpu.msm_sum = old
     a = got[0]
     assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r

@@ -41,6 +41,7 @@ MSM_KERNELS = (
     "msm_acc_entries_tasks",
     "msm_acc_entries_tasks_inl",
     "msm_acc_entries_tasks_pf",
+    "msm_acc_entries_tasks_lb3",
     "msm_acc_items_tasks",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
@@ -246,11 +247,11 @@ class CudaBackend(FrKernels):
         self._twiddles: dict[tuple, Any] = {}
         self._resident: dict[int, tuple[Any, Any]] = {}
         self._tables: dict[int, _Table] = {}
-        # Bucket sums with the mixed addition inlined (accumulator in registers); env
-        # CUZK_MSM_INLINE=0 selects the out-of-line one. msm_tables=False ignores built tables.
-        self.msm_inline = os.environ.get("CUZK_MSM_INLINE", "1") != "0"
-        # Inlined sums with the next point's load issued ahead (CUZK_MSM_PREFETCH=1).
-        self.msm_prefetch = os.environ.get("CUZK_MSM_PREFETCH", "0") == "1"
+        # Kernel of the first bucket-sum level (msm_acc_entries_tasks + suffix): "inl" the mixed
+        # addition inlined (accumulator in registers), "outline" called out of line, "pf" the
+        # next point loaded ahead, "lb3" inlined at 3 blocks per SM. Env CUZK_MSM_SUM.
+        self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
+        # msm_tables=False ignores built window tables.
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
         self.msm_profile: list[dict[str, float]] | None = None
@@ -441,8 +442,8 @@ class CudaBackend(FrKernels):
             # mostly-binary witness) become many parallel tasks instead of one long thread.
             items, first = None, True
             acc_entries = "msm_acc_entries_tasks"
-            if self.msm_inline:
-                acc_entries += "_pf" if self.msm_prefetch else "_inl"
+            if self.msm_sum != "outline":
+                acc_entries += "_" + self.msm_sum
             while maxcnt > T:
                 ntasks = (counts + (T - 1)) // T
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)

@@ -382,8 +382,17 @@ __global__ void msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
 }
 
+// The inlined sums limited to 85 registers (3 blocks of 256 per SM instead of 2): more warps to
+// hide the gathers' latency, at the price of spills.
 template <class C, int G>
-__global__ void msm_acc_entries_tasks_pf(const uint64_t* points, const uint32_t* entries,
+__global__ void __launch_bounds__(256, 3) msm_acc_entries_tasks_lb3(
+    const uint64_t* points, const uint32_t* entries, const uint32_t* bucket_off,
+    const uint32_t* task_off, uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
+}
+
+template <class C, int G>
+__global__ void __launch_bounds__(256, 2) msm_acc_entries_tasks_pf(const uint64_t* points, const uint32_t* entries,
                                          const uint32_t* bucket_off, const uint32_t* task_off,
                                          uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true, true>(points, entries, bucket_off, task_off, nb, T, out);
