@@ -14,6 +14,8 @@ _ALIASES = {
     "gpus.devices": "devices",
     "gpus.gpu_workers_per_device": "gpu_workers_per_device",
     "gpus.gpu_threads": "gpu_threads",
+    "gpus.msm_tables": "msm_tables",
+    "gpus.msm_table_reserve_bytes": "msm_table_reserve_bytes",
     "synthesis.threads": "synthesis_threads",
     "synthesis.partition_workers": "partition_workers",
     "pipeline.synthesis_concurrency": "synthesis_concurrency",
@@ -43,6 +45,10 @@ class EngineConfig:
     timeline_log_path: str | None = None
     verify_after_prove: bool = False
     g2_on_cpu: bool = False  # B·G2 MSM on the CPU backend outside the device lock
+    # Precomputed MSM window tables for HOT keys' G1 queries (device backends that offer them).
+    msm_tables: bool = True
+    # Device memory left free after building tables: the proofs' working buffers need it.
+    msm_table_reserve_bytes: int = 16 << 30
     backend: str = "auto"
     keep_jobs: int = 10000  # finished jobs kept for status/await
 
@@ -56,11 +62,12 @@ class EngineConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"{name} must be an integer >= 1, got {v!r}")
-        for name in ("gpu_threads", "synthesis_threads", "srs_memory_budget_bytes"):
+        for name in ("gpu_threads", "synthesis_threads", "srs_memory_budget_bytes",
+                     "msm_table_reserve_bytes"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ConfigError(f"{name} must be an integer >= 0, got {v!r}")
-        for name in ("verify_after_prove", "g2_on_cpu"):
+        for name in ("verify_after_prove", "g2_on_cpu", "msm_tables"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ConfigError(f"{name} must be a bool, got {v!r}")

@@ -44,6 +44,7 @@ import threading
 import time
 import traceback
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,9 +286,41 @@ class Engine:
                 arrays = [getattr(pk, f) for f in fields]
                 for arr in arrays:
                     be.to_device(arr, keep=True)
+                handle = _DeviceKey(be, arrays)
+                self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
-            handles.append(_DeviceKey(be, arrays))
+            handles.append(handle)
         return handles
+
+    # H first: its scalars are uniform (no small or zero witness values), so tables gain most.
+    _TABLE_ORDER = ("h_g1", "l_g1", "a_g1", "b_g1")
+
+    def _build_msm_tables(self, device: str, be: Any, pk: Any, handle: _DeviceKey) -> None:
+        """Precomputed window tables for the key's G1 queries, while they fit beside
+        msm_table_reserve_bytes of free device memory; recorded on the key's device handle."""
+        cfg = self.config
+        build = getattr(be, "precompute_msm", None)
+        if not cfg.msm_tables or not callable(build):
+            return
+        for name in self._TABLE_ORDER:
+            arr = getattr(pk, name)
+            if int(arr.shape[0]) == 0:
+                continue  # nothing to precompute; 0 from the backend would mean "no room"
+            try:
+                nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
+            except Exception as exc:  # tables only speed proofs up: the key still goes HOT
+                log.warning("%s: MSM table for %s failed: %s: %s", device, name,
+                            type(exc).__name__, exc)
+                break
+            if nbytes <= 0:
+                log.info("%s: no MSM table for %s (would leave less than %.1f GiB free)",
+                         device, name, cfg.msm_table_reserve_bytes / 2**30)
+                break
+            handle.add_table(name, arr, nbytes)
+        if handle.table_bytes:
+            log.info("%s: MSM tables %s (%.2f GiB in all)", device,
+                     ", ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in handle.table_bytes.items()),
+                     sum(handle.table_bytes.values()) / 2**30)
 
     def _kernel_stream(self, device: str) -> Any:
         """One stream per device for every kernel region: the lock already serializes them,
@@ -751,17 +784,46 @@ class _SpanCtx:
 
 class _DeviceKey:
     """The SRS manager's device handle of a HOT key: dropping it (demotion) lets the backend
-    free the resident copies."""
+    free the resident copies and the MSM window tables."""
 
     def __init__(self, backend: Any, arrays: list[Any]) -> None:
         self._backend = backend
-        self._ids = [id(a) for a in arrays]
+        self._refs = [_ref(a) for a in arrays]
+        self._table_refs: list[Any] = []
+        self.table_bytes: dict[str, int] = {}  # query name -> table bytes on this device
+
+    def add_table(self, name: str, arr: Any, nbytes: int) -> None:
+        self._table_refs.append(_ref(arr))
+        self.table_bytes[name] = nbytes
 
     def __del__(self) -> None:
-        resident = getattr(self._backend, "_resident", None)
-        if isinstance(resident, dict):
-            for k in self._ids:
-                resident.pop(k, None)
+        for attr, refs in (("_resident", self._refs), ("_tables", self._table_refs)):
+            cache = getattr(self._backend, attr, None)
+            if not isinstance(cache, dict):
+                continue
+            for ref in refs:
+                arr = ref()
+                # A dead array's entry went with it (the backend's weakref); its id may since
+                # name another key's array, whose entry must stay.
+                if arr is not None:
+                    cache.pop(id(arr), None)
+
+
+class _Strong:
+    """Stands in for a weakref to an object that cannot be weakly referenced."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __call__(self) -> Any:
+        return self._obj
+
+
+def _ref(obj: Any) -> Any:
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return _Strong(obj)
 
 
 def _takes_out(fn: Any) -> bool:

@@ -178,6 +178,8 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "gpu_workers_per_device": (_int(1, 64), 2),
         "gpu_threads": (_int(0), 0),
         "g2_on_cpu": (_bool, False),
+        "msm_tables": (_bool, True),
+        "msm_table_reserve_bytes": (parse_size, 16 * 2**30),
         "backend": (_choice("auto", "cpu", "cuda", "reference"), "auto"),
     },
     "synthesis": {
@@ -208,6 +210,8 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "gpu_workers_per_device": ("gpus", "gpu_workers_per_device"),
     "gpu_threads": ("gpus", "gpu_threads"),
     "g2_on_cpu": ("gpus", "g2_on_cpu"),
+    "msm_tables": ("gpus", "msm_tables"),
+    "msm_table_reserve_bytes": ("gpus", "msm_table_reserve_bytes"),
     "backend": ("gpus", "backend"),
     "synthesis_threads": ("synthesis", "threads"),
     "partition_workers": ("synthesis", "partition_workers"),

@@ -1,0 +1,230 @@
+"""Precomputed MSM window tables for HOT keys, without a GPU: a CPU backend that pretends to own
+a device and to build tables (`precompute_msm`, like the CUDA backend) must get them for the
+key's G1 queries in the order H, L, A, B with the configured reserve, stop at the first that
+does not fit, build none when turned off, lose them when the key is demoted, and be used by
+the proofs' MSMs (same array objects). Plus the two config knobs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cuzk.backends.cpu import CpuBackend, native_module
+from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
+from cuzk.engine import (
+    CircuitSpec,
+    ConfigError,
+    Engine,
+    EngineConfig,
+    JobRequest,
+    JobState,
+    KeyTier,
+    PartitionInput,
+)
+from cuzk.engine.phases import ProverPhases
+from cuzk.formats.proof_bytes import decode_proof
+from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.verifier import verify
+from cuzk.server import config as server_config
+
+needs_native = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
+
+CID = "syn"
+G1_QUERIES = ("h_g1", "l_g1", "a_g1", "b_g1")
+
+
+class TableDevice(CpuBackend):
+    """CPU arithmetic behind the device interface; precompute_msm answers from `replies`
+    (bytes per call, in order; an Exception instance is raised) and records every call."""
+
+    name = "fakedev"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.replies: list[Any] = []
+        self.calls: list[tuple[int, int]] = []  # (id(points), reserve)
+        self.msm_with_table: list[tuple[int, bool]] = []  # (id(points), had a table)
+        self._resident: dict[int, np.ndarray] = {}
+        self._tables: dict[int, Any] = {}
+
+    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
+        with self.lock:
+            if keep:
+                hit = self._resident.get(id(arr))
+                if hit is None:
+                    hit = self._resident[id(arr)] = np.array(arr, copy=True)
+                return hit
+        return np.array(arr, copy=True)
+
+    def precompute_msm(self, curve: Any, points: Any, group: int = 1, window: int | None = None,
+                       reserve: int = 2 << 30) -> int:
+        self.calls.append((id(points), reserve))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        if reply:
+            self._tables[id(points)] = (points, reply)
+        return reply
+
+    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        with self.lock:
+            self.msm_with_table.append((id(points), id(points) in self._tables))
+        return super().g1_msm(curve, points, scalars)
+
+
+class TableEngine(Engine):
+    def _resolve_backends(self) -> None:
+        super()._resolve_backends()
+        self.fake = TableDevice()
+        self._backends[self.devices[0]] = self.fake
+
+
+@pytest.fixture(scope="module")
+def circuit() -> SyntheticCircuit:
+    return for_domain("bls12_381", 8, n_public=1)
+
+
+@pytest.fixture(scope="module")
+def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
+    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+
+
+def start(circuit: SyntheticCircuit, pk: ProvingKey, replies: list[Any],
+          **cfg: Any) -> TableEngine:
+    eng = TableEngine(EngineConfig(devices=["cpu"], backend="cpu", **cfg),
+                      phases=ProverPhases()).start()
+    eng.fake.replies = list(replies)
+    eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+    return eng
+
+
+def hot_key(eng: Engine) -> ProvingKey:
+    hot, _ = eng.srs.acquire(CID)
+    eng.srs.release(CID)
+    return hot
+
+
+def called(eng: TableEngine, hot: ProvingKey) -> list[str]:
+    names = {id(getattr(hot, q)): q for q in G1_QUERIES}
+    return [names.get(i, f"unknown {i}") for i, _ in eng.fake.calls]
+
+
+@needs_native
+def test_tables_in_order_used_by_proofs_and_dropped_on_demotion(
+        circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+    reserve = 3 << 30
+    eng = start(circuit, pk, [11, 22, 33, 44], msm_table_reserve_bytes=reserve)
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        hot = hot_key(eng)
+        assert called(eng, hot) == list(G1_QUERIES)
+        assert all(r == reserve for _, r in eng.fake.calls)
+        (handle,) = eng.srs.device_handle(CID)
+        assert handle.table_bytes == dict(zip(G1_QUERIES, (11, 22, 33, 44), strict=True))
+        del handle  # the SRS manager's reference must be the last one for demotion to free
+        # The prover's MSMs run over the very arrays that got tables, so they use them.
+        req = JobRequest(f"tab-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
+        tabled = {i for i, had in eng.fake.msm_with_table if had}
+        assert tabled == {id(getattr(hot, q)) for q in G1_QUERIES}
+        # demotion frees the tables with the resident copies
+        assert eng.evict(CID, KeyTier.WARM)
+        assert eng.fake._tables == {}
+        assert eng.fake._resident == {}
+        # going HOT again builds them again
+        eng.fake.replies = [5, 6, 7, 8]
+        assert eng.preload(CID) == KeyTier.HOT
+        assert called(eng, hot_key(eng))[4:] == list(G1_QUERIES)
+        assert len(eng.fake._tables) == 4
+    finally:
+        eng.stop()
+
+
+@needs_native
+def test_first_table_that_does_not_fit_stops_the_rest(
+        circuit: SyntheticCircuit, pk: ProvingKey, caplog: pytest.LogCaptureFixture) -> None:
+    eng = start(circuit, pk, [7, 0, 9, 9])
+    try:
+        with caplog.at_level(logging.INFO, logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        hot = hot_key(eng)
+        assert called(eng, hot) == ["h_g1", "l_g1"]  # a_g1 and b_g1 not even tried
+        assert all(r == 16 << 30 for _, r in eng.fake.calls)  # the default reserve
+        assert list(eng.fake._tables) == [id(hot.h_g1)]
+        (handle,) = eng.srs.device_handle(CID)
+        assert handle.table_bytes == {"h_g1": 7}
+        del handle
+        text = caplog.text
+        assert "no MSM table for l_g1" in text and "h_g1" in text
+        assert eng.evict(CID, KeyTier.WARM)
+        assert eng.fake._tables == {}
+    finally:
+        eng.stop()
+
+
+@needs_native
+def test_msm_tables_off_builds_none(circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    eng = start(circuit, pk, [1, 1, 1, 1], msm_tables=False)
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        assert eng.fake.calls == [] and eng.fake._tables == {}
+        assert len(eng.fake._resident) >= 4  # the key itself still went to the device
+        (handle,) = eng.srs.device_handle(CID)
+        assert handle.table_bytes == {}
+    finally:
+        eng.stop()
+
+
+@needs_native
+def test_failing_table_build_leaves_key_hot(circuit: SyntheticCircuit, pk: ProvingKey,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    eng = start(circuit, pk, [RuntimeError("out of memory"), 1, 1, 1])
+    try:
+        with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        assert called(eng, hot_key(eng)) == ["h_g1"]
+        assert "out of memory" in caplog.text
+    finally:
+        eng.stop()
+
+
+def test_config_defaults_and_validation() -> None:
+    c = EngineConfig()
+    assert c.msm_tables is True and c.msm_table_reserve_bytes == 16 << 30
+    for bad in ("yes", 1, None):
+        with pytest.raises(ConfigError, match="msm_tables"):
+            EngineConfig(msm_tables=bad)  # type: ignore[arg-type]
+    for bad in (-1, True, "16GiB", 1.5):
+        with pytest.raises(ConfigError, match="msm_table_reserve_bytes"):
+            EngineConfig(msm_table_reserve_bytes=bad)  # type: ignore[arg-type]
+    assert EngineConfig(msm_table_reserve_bytes=0).msm_table_reserve_bytes == 0
+    c = EngineConfig.from_dict({"gpus": {"msm_tables": False, "msm_table_reserve_bytes": 1 << 30}})
+    assert c.msm_tables is False and c.msm_table_reserve_bytes == 1 << 30
+
+
+def test_daemon_toml_keys_reach_the_engine(tmp_path: Any) -> None:
+    eng = EngineConfig.from_dict(server_config.load(None).engine_dict())
+    assert eng.msm_tables is True and eng.msm_table_reserve_bytes == 16 << 30
+    p = tmp_path / "cuzk.toml"
+    p.write_text('[gpus]\nmsm_tables = false\nmsm_table_reserve_bytes = "8GiB"\n')
+    eng = EngineConfig.from_dict(server_config.load(p).engine_dict())
+    assert eng.msm_tables is False and eng.msm_table_reserve_bytes == 8 << 30
+    c = server_config.load(None, ["msm_table_reserve_bytes=1024", "gpus.msm_tables=false"])
+    assert c["gpus"]["msm_table_reserve_bytes"] == 1024 and c["gpus"]["msm_tables"] is False
+    p.write_text('[gpus]\nmsm_tables = "maybe"\n')
+    with pytest.raises(server_config.ConfigError, match=r"\[gpus\] msm_tables = 'maybe'"):
+        server_config.load(p)
+    p.write_text('[gpus]\nmsm_table_reserve_bytes = -5\n')
+    with pytest.raises(server_config.ConfigError, match="msm_table_reserve_bytes = -5"):
+        server_config.load(p)
