@@ -115,11 +115,23 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
     return pk, circ
 
 
-def bench_prove(gpu: CudaBackend, c, logn: int, reps: int, seed: int, record) -> None:
+def bench_prove(
+    gpu: CudaBackend, c, logn: int, reps: int, seed: int, record, tables: bool = False
+) -> None:
+    """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
+    MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
+    MSM on the GPU, and assembly. With tables, the G1 queries get window tables first."""
     from cuzk.circuits.synthetic import witness_mix
     from cuzk.groth16 import prover
 
     pk, circ = fake_key(gpu, c, logn, seed)
+    built = {}
+    if tables:
+        for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
+            built[name] = round(
+                gpu.precompute_msm(c, getattr(pk, name), 1, reserve=12 << 30) / 2**30, 1
+            )
+        print(f"window tables (GiB): {built}", flush=True)
     rng = np.random.default_rng(seed)
     wits = {"filecoin": circ.witness(seed)}
     wr = rng.integers(0, 2**64, size=(circ.n_vars, 4), dtype=np.uint64)
@@ -128,30 +140,38 @@ def bench_prove(gpu: CudaBackend, c, logn: int, reps: int, seed: int, record) ->
     wits["random"] = wr
     for kind, w in wits.items():
         check = kind == "filecoin"
-        phases: dict[str, list[float]] = {"synth": [], "kernels": [], "assemble": [], "total": []}
+        names = ("synth", "kernels", "g2", "assemble", "total")
+        phases: dict[str, list[float]] = {k: [] for k in names}
         for i in range(reps + 1):  # the first run uploads the key (HOT tier) and is dropped
             t0 = time.perf_counter()
             syn = prover.synthesize(pk, w, gpu, check=check)
+            syn = prover.upload(syn, gpu)
+            cp.cuda.Device().synchronize()
             t1 = time.perf_counter()
-            out = prover.kernels(pk, syn, gpu)
+            out = prover.kernels(pk, syn, gpu, g2=False)
             cp.cuda.Device().synchronize()
             t2 = time.perf_counter()
-            prover.assemble(pk, out, 5, 7, gpu)
+            b2 = prover.g2_msm(pk, syn, gpu)
             t3 = time.perf_counter()
+            prover.assemble(pk, out, 5, 7, gpu, b_g2=b2)
+            t4 = time.perf_counter()
             if i:
-                for k, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+                for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0), strict=True):
                     phases[k].append(v * 1e3)
         mix = witness_mix(w)
         record(
             "prove",
             c.name,
             logn,
-            f"host/{kind}",
-            phases["total"],
+            f"host/{kind}" + ("/tables" if tables else ""),
+            phases["kernels"],
             phases_ms={k: statistics.median(v) for k, v in phases.items()},
             binary=round(mix["binary"], 3),
+            tables_gib=built,
+            affine_rounds=gpu.msm_affine_rounds,
         )
     del pk
+    gpu.drop_msm_tables()
     cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -187,8 +207,10 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="bucket-sum kernels to time (CudaBackend.msm_sum): inl, outline, pf, lb3",
+        help="bucket sums to time: inl, outline (XYZZ kernels), affN (N batch-affine rounds)",
     )
+    ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
+    ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
     ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
@@ -246,7 +268,11 @@ def main() -> None:
     modes = [m for m in args.msm_sum.split(",") if m]
 
     def set_mode(m: str) -> str:
-        gpu.msm_sum = m
+        # "inl" / "outline": XYZZ bucket sums; "affN": N batch-affine rounds first
+        if m.startswith("aff"):
+            gpu.msm_sum, gpu.msm_affine_rounds = "inl", int(m[3:])
+        else:
+            gpu.msm_sum, gpu.msm_affine_rounds = m, 0
         return "" if len(modes) == 1 else "/" + m
 
     seed = int.from_bytes(os.urandom(4), "little")
@@ -388,7 +414,11 @@ def main() -> None:
                 del a, b, cc
                 cp.get_default_memory_pool().free_all_blocks()
         for logn in _ints(args.prove):
-            bench_prove(gpu, c, logn, max(1, args.reps // 2), seed, record)
+            for m in args.prove_modes.split(",") if args.prove_modes else modes[-1:]:
+                set_mode(m)
+                bench_prove(
+                    gpu, c, logn, max(1, args.reps // 2), seed, record, tables=args.prove_tables
+                )
     result = {"info": info, "rows": rows}
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))

@@ -110,15 +110,65 @@ def test_bucket_sum_kernels_agree(gpu, rng, curve):
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_sum
+    old = gpu.msm_sum, gpu.msm_affine_rounds
     got = []
     try:
-        for kind in ("inl", "outline", "pf", "lb3"):
-            gpu.msm_sum = kind
+        for kind, rounds in (("inl", 0), ("outline", 0), ("inl", 1), ("inl", 3), ("inl", 20)):
+            gpu.msm_sum, gpu.msm_affine_rounds = kind, rounds
             got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_sum = old
+        gpu.msm_sum, gpu.msm_affine_rounds = old
     a = got[0]
     assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
     assert np.array_equal(a, _points(gpu, c, 1, [total])[0])
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", (1, 2))
+@pytest.mark.parametrize("tables", (False, True))
+def test_affine_rounds_match_reference(gpu, rng, curve, group, tables):
+    """Batch-affine rounds on small inputs with repeated and opposite points: same bits as the
+    reference, with and without window tables."""
+    c = get_curve(curve)
+    n = rng.randrange(30, 60) if group == 1 else rng.randrange(8, 16)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    pts = _points(gpu, c, group, ks)
+    pts[0] = 0
+    pts[2] = pts[1]
+    pts[4] = _points(gpu, c, group, [c.r - ks[3]])[0]
+    if tables:
+        assert gpu.precompute_msm(c, pts, group, window=8) > 0
+    msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
+    old = gpu.msm_affine_rounds
+    try:
+        gpu.msm_affine_rounds = 4
+        for kind in ("edge", "bits"):
+            s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
+            assert np.array_equal(msm[0](c, pts, s), msm[1](c, pts, s))
+    finally:
+        gpu.msm_affine_rounds = old
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_affine_rounds_large_by_discrete_log(gpu, rng, curve):
+    c = get_curve(curve)
+    n = (1 << 15) + rng.randrange(0, 999)
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    ks[9] = ks[5]
+    pts = cp.asarray(_points(gpu, c, 1, ks))
+    s = _scalars(rng, c.r, n, "bits")
+    s[:6] = [1, 1, c.r - 1, 1, 2, 2]
+    sd = cp.asarray(fr_from_ints(c, s))
+    total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
+    want = _points(gpu, c, 1, [total])[0]
+    old = gpu.msm_affine_rounds
+    try:
+        for rounds in (2, 5):
+            gpu.msm_affine_rounds = rounds
+            assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
+            assert gpu.precompute_msm(c, pts, 1) > 0
+            assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
+            gpu.drop_msm_tables()
+    finally:
+        gpu.msm_affine_rounds = old

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backends.cuda_common import BLOCK as _BLOCK
+from cuzk.backends.cuda_common import NULL as _NULL
 from cuzk.backends.cuda_common import grid as _grid
 from cuzk.backends.cuda_common import i32 as _i32
 from cuzk.backends.cuda_common import u32 as _u32
@@ -40,8 +41,6 @@ MSM_KERNELS = (
     "msm_scatter",
     "msm_acc_entries_tasks",
     "msm_acc_entries_tasks_inl",
-    "msm_acc_entries_tasks_pf",
-    "msm_acc_entries_tasks_lb3",
     "msm_acc_items_tasks",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
@@ -49,10 +48,18 @@ MSM_KERNELS = (
     "msm_reduce_groups",
     "msm_finish",
     "msm_table_build",
+    "msm_aff_fwd",
+    "msm_aff_bwd",
+    "msm_aff_inv_reduce",
+    "msm_aff_inv_invert",
+    "msm_aff_inv_expand",
 )
 AUX_KERNELS = ("fixed_base_mul", "xyzz_sum_affine")
 
 _CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
+_AFF_K = 8  # pairs per thread in a batch-affine round (msm_affine.cuh AFF_K_MAX)
+_AFF_G = 16  # values per group of the batch inversion (AFF_G_MAX)
+_AFF_TOP = 4096  # at most this many Fermat inversions per batch inversion
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
@@ -64,6 +71,12 @@ def _is_pinned(arr: np.ndarray) -> bool:
     except Exception:  # pageable memory on old drivers is an error, not a type
         return False
     return int(getattr(attrs, "type", -1)) == _MEMORY_TYPE_HOST
+
+
+def _free_device_bytes() -> int:
+    """Free device memory, counting blocks CuPy's pool holds but does not use."""
+    free, _total = cp.cuda.runtime.memGetInfo()
+    return int(free) + int(cp.get_default_memory_pool().free_bytes())
 
 
 def is_available() -> bool:
@@ -247,10 +260,12 @@ class CudaBackend(FrKernels):
         self._twiddles: dict[tuple, Any] = {}
         self._resident: dict[int, tuple[Any, Any]] = {}
         self._tables: dict[int, _Table] = {}
-        # Kernel of the first bucket-sum level (msm_acc_entries_tasks + suffix): "inl" the mixed
-        # addition inlined (accumulator in registers), "outline" called out of line, "pf" the
-        # next point loaded ahead, "lb3" inlined at 3 blocks per SM. Env CUZK_MSM_SUM.
+        # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
+        # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
+        # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
+        # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
+        self.msm_affine_rounds = int(os.environ.get("CUZK_MSM_AFFINE_ROUNDS", "0"))
         # msm_tables=False ignores built window tables.
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
@@ -365,8 +380,7 @@ class CudaBackend(FrKernels):
         if nw * n >= 1 << 31 or nw > 40:
             raise ValueError(f"window tables of {nw} x {n} rows are too large")
         need = nw * n * 2 * fw * 8
-        free, _total = cp.cuda.runtime.memGetInfo()
-        if need + reserve > free:
+        if need + reserve > _free_device_bytes():
             return 0
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         table = cp.empty((nw * n, 2 * fw), dtype=cp.uint64)
@@ -431,19 +445,26 @@ class CudaBackend(FrKernels):
             (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
         )
         marks("scatter")
+        if self.msm_affine_rounds > 0 and maxcnt > 1:
+            src, ents, off, counts, maxcnt = self._affine_rounds(
+                mod, fw, src, entries, off, counts, maxcnt, nb
+            )
+            marks("affine")
+        else:
+            ents = entries
         buckets = cp.empty((nb, xw), dtype=cp.uint64)
         T = int(os.environ.get("CUZK_MSM_CHUNK", "0")) or _CHUNK_T
         if maxcnt <= T:
             mod["msm_acc_entries_buckets"](
-                _grid(nb), (_BLOCK,), (src, entries, off, _u32(nb), buckets)
+                _grid(nb), (_BLOCK,), (src, ents, off, _u32(nb), buckets)
             )
         else:
             # Chunked sums until every bucket has one partial; heavy buckets (scalars 1 of a
             # mostly-binary witness) become many parallel tasks instead of one long thread.
             items, first = None, True
             acc_entries = "msm_acc_entries_tasks"
-            if self.msm_sum != "outline":
-                acc_entries += "_" + self.msm_sum
+            if self.msm_sum == "inl":
+                acc_entries += "_inl"
             while maxcnt > T:
                 ntasks = (counts + (T - 1)) // T
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
@@ -452,7 +473,7 @@ class CudaBackend(FrKernels):
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
                     mod[acc_entries](
-                        _grid(nt), (_BLOCK,), (src, entries, off, toff, _u32(nb), _u32(T), part)
+                        _grid(nt), (_BLOCK,), (src, ents, off, toff, _u32(nb), _u32(T), part)
                     )
                 else:
                     mod["msm_acc_items_tasks"](
@@ -489,6 +510,63 @@ class CudaBackend(FrKernels):
         if self.msm_profile is not None:
             self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
         return out
+
+    def _affine_rounds(
+        self,
+        mod: _Module,
+        fw: int,
+        src: Any,
+        entries: Any,
+        off: Any,
+        counts: Any,
+        maxcnt: int,
+        nb: int,
+    ) -> tuple[Any, Any, Any, Any, int]:
+        """Batch-affine rounds over the sorted bucket entries: returns the new item source
+        (contiguous affine points; entries become null), offsets, counts and largest count.
+        Stops early when a round's buffers would not fit in free device memory."""
+        K, pw = _AFF_K, 2 * fw
+        ents: Any = entries
+        for _ in range(self.msm_affine_rounds):
+            if maxcnt <= 1:
+                break
+            oc = (counts + 1) // 2
+            out_off = cp.zeros(nb + 1, dtype=cp.uint32)
+            cp.cumsum(oc, dtype=cp.uint32, out=out_off[1:])
+            total = int(out_off[-1].get())
+            m = (total + K - 1) // K
+            need = (total * pw + 2 * m * fw) * 8
+            if need + (1 << 30) > _free_device_bytes():
+                break
+            tp = cp.empty((m, fw), dtype=cp.uint64)
+            args = (src, ents, off, out_off, _u32(nb), _u32(total), _u32(K), _u32(m))
+            mod["msm_aff_fwd"](_grid(m, 128), (128,), args + (tp,))
+            self._batch_inverse(mod, tp, m, fw)
+            out = cp.empty((total, pw), dtype=cp.uint64)
+            mod["msm_aff_bwd"](_grid(m, 128), (128,), args + (tp, out))
+            src, ents, off, counts = out, _NULL, out_off, oc
+            maxcnt = (maxcnt + 1) // 2
+        return src, ents, off, counts, maxcnt
+
+    @staticmethod
+    def _batch_inverse(mod: _Module, vals: Any, n: int, fw: int) -> None:
+        """vals[i] <- 1/vals[i] (all non-zero), one Fermat inversion per ~_AFF_TOP values."""
+        G = _AFF_G
+        levels = [(vals, n)]
+        while levels[-1][1] > _AFF_TOP:
+            lower, ln = levels[-1]
+            m = (ln + G - 1) // G
+            upper = cp.empty((m, fw), dtype=cp.uint64)
+            mod["msm_aff_inv_reduce"](
+                _grid(m, 128), (128,), (lower, _u32(ln), _u32(G), _u32(m), upper)
+            )
+            levels.append((upper, m))
+        top, tn = levels[-1]
+        mod["msm_aff_inv_invert"](_grid(tn, 32), (32,), (top, _u32(tn)))
+        for (lower, ln), (upper, m) in zip(levels[-2::-1], levels[:0:-1], strict=True):
+            mod["msm_aff_inv_expand"](
+                _grid(m, 128), (128,), (lower, _u32(ln), _u32(G), upper, _u32(m))
+            )
 
     def g1_msm(self, curve: Curve, points: Any, scalars: Any) -> Any:
         c = get_curve(curve)

@@ -6,6 +6,7 @@
 // Array layout is docs/ARCHITECTURE.md's: Fr as 4 canonical limbs at the API boundary
 // (Montgomery inside the NTT pipeline), affine points (x, y) in Montgomery form, infinity = 0.
 #include "cuzk/curves.cuh"
+#include "msm_affine.cuh"
 
 using namespace cuzk;
 
@@ -295,51 +296,18 @@ __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uin
     constexpr int PW = 2 * sizeof(F) / 8;
     Xyzz<F> acc = xyzz_inf<F>();
     for (uint32_t k = begin; k < end; k++) {
-        uint32_t e = entries[k];
+        // entries null: the items are contiguous affine points (batch-affine rounds' output),
+        // which may be infinity.
+        uint32_t e = entries ? entries[k] : k;
         const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
+        if (!entries && raw_is_zero<F>(p)) continue;
         // Limb loads here: 16-byte loads through a local copy slowed the G2 MSM by 1.3x on
         // the H200 (the Fq2 point went through local memory) and did not help G1.
         F x = F::from_raw(p);
         F y = F::from_raw(p + PW / 2);
-        if (e >> 31) y = y.neg();
+        if (entries && (e >> 31)) y = y.neg();
         if (INL) xyzz_add_aff_body(acc, x, y);
         else xyzz_add_aff(acc, x, y);
-    }
-    return acc;
-}
-
-// sum_entries with the next point's load issued before the current addition (its latency
-// hides behind ~10 products instead of stalling the warp), and the accumulator started from
-// the first point instead of infinity.
-template <class F>
-__device__ __forceinline__ Xyzz<F> sum_entries_pf(const uint64_t* points,
-                                                  const uint32_t* entries, uint32_t begin,
-                                                  uint32_t end) {
-    constexpr int PW = 2 * sizeof(F) / 8;
-    Xyzz<F> acc = xyzz_inf<F>();
-    if (begin >= end) return acc;
-    uint32_t e = entries[begin];
-    const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
-    acc.X = F::from_raw(p);
-    acc.Y = F::from_raw(p + PW / 2);
-    if (e >> 31) acc.Y = acc.Y.neg();
-    acc.ZZ = F::one();
-    acc.ZZZ = F::one();
-    if (begin + 1 >= end) return acc;
-    e = entries[begin + 1];
-    p = points + (size_t)(e & 0x7fffffffu) * PW;
-    F x = F::from_raw(p), y = F::from_raw(p + PW / 2);
-    for (uint32_t k = begin + 1; k < end; k++) {
-        const uint32_t cur = e;
-        F cx = x, cy = y;
-        if (k + 1 < end) {
-            e = entries[k + 1];
-            p = points + (size_t)(e & 0x7fffffffu) * PW;
-            x = F::from_raw(p);
-            y = F::from_raw(p + PW / 2);
-        }
-        if (cur >> 31) cy = cy.neg();
-        xyzz_add_aff_body(acc, cx, cy);
     }
     return acc;
 }
@@ -353,7 +321,7 @@ __device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begi
 
 // Chunked sums: task t covers at most T entries of one bucket. ntasks_total lives on the device
 // (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
-template <class C, int G, bool INL, bool PF = false>
+template <class C, int G, bool INL>
 __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
                                                   const uint32_t* bucket_off,
                                                   const uint32_t* task_off, uint32_t nb,
@@ -364,8 +332,7 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     uint32_t b = find_slot(task_off, nb, t);
     uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
     uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[t] = PF ? sum_entries_pf<F>(points, entries, begin, end)
-                                            : sum_entries<F, INL>(points, entries, begin, end);
+    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, begin, end);
 }
 
 template <class C, int G>
@@ -380,22 +347,6 @@ __global__ void msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t
                                           const uint32_t* bucket_off, const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
-}
-
-// The inlined sums limited to 85 registers (3 blocks of 256 per SM instead of 2): more warps to
-// hide the gathers' latency, at the price of spills.
-template <class C, int G>
-__global__ void __launch_bounds__(256, 3) msm_acc_entries_tasks_lb3(
-    const uint64_t* points, const uint32_t* entries, const uint32_t* bucket_off,
-    const uint32_t* task_off, uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
-}
-
-template <class C, int G>
-__global__ void __launch_bounds__(256, 2) msm_acc_entries_tasks_pf(const uint64_t* points, const uint32_t* entries,
-                                         const uint32_t* bucket_off, const uint32_t* task_off,
-                                         uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, true, true>(points, entries, bucket_off, task_off, nb, T, out);
 }
 
 template <class C, int G>
@@ -493,6 +444,50 @@ __global__ void xyzz_sum_affine(const uint64_t* items, uint32_t n, uint64_t* out
     typedef typename GroupOf<C, G>::F F;
     if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
     xyzz_store_affine(sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), 0, n), out);
+}
+
+// Batch-affine bucket rounds (msm_affine.cuh): __global__ wrappers of the host+device bodies.
+
+__device__ __forceinline__ uint32_t global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+template <class C, int G>
+__global__ void msm_aff_fwd(const uint64_t* base, const uint32_t* entries, const uint32_t* in_off,
+                            const uint32_t* out_off, uint32_t nb, uint32_t total, uint32_t K,
+                            uint32_t m, uint64_t* tp) {
+    const uint32_t t = global_id();
+    if (t < m)
+        aff_round_fwd_body<typename GroupOf<C, G>::F>(t, base, entries, in_off, out_off, nb,
+                                                      total, K, tp);
+}
+
+template <class C, int G>
+__global__ void msm_aff_bwd(const uint64_t* base, const uint32_t* entries, const uint32_t* in_off,
+                            const uint32_t* out_off, uint32_t nb, uint32_t total, uint32_t K,
+                            uint32_t m, const uint64_t* tinv, uint64_t* out) {
+    const uint32_t t = global_id();
+    if (t < m)
+        aff_round_bwd_body<typename GroupOf<C, G>::F>(t, base, entries, in_off, out_off, nb,
+                                                      total, K, tinv, out);
+}
+
+template <class C, int G>
+__global__ void msm_aff_inv_reduce(const uint64_t* in, uint32_t n, uint32_t Gs, uint32_t m,
+                                   uint64_t* out) {
+    const uint32_t j = global_id();
+    if (j < m) aff_inv_reduce_body<typename GroupOf<C, G>::F>(j, in, n, Gs, out);
+}
+
+template <class C, int G>
+__global__ void msm_aff_inv_invert(uint64_t* vals, uint32_t n) {
+    const uint32_t j = global_id();
+    if (j < n) aff_inv_invert_body<typename GroupOf<C, G>::F>(j, vals);
+}
+
+template <class C, int G>
+__global__ void msm_aff_inv_expand(uint64_t* vals, uint32_t n, uint32_t Gs, const uint64_t* ginv,
+                                   uint32_t m) {
+    const uint32_t j = global_id();
+    if (j < m) aff_inv_expand_body<typename GroupOf<C, G>::F>(j, vals, n, Gs, ginv);
 }
 
 // Precomputed window tables for a fixed set of bases (a proving key's query): row w·n + i holds
