@@ -335,6 +335,31 @@ def circom_artifact(
     return get
 
 
+@pytest.fixture(scope="session")
+def circuit():
+    """The engine tests' small synthetic circuit (2^8, one public input); modules that need
+    another size define their own `circuit` and `pk`."""
+    from cuzk.circuits.synthetic import for_domain
+
+    return for_domain("bls12_381", 8, n_public=1)
+
+
+@pytest.fixture(scope="session")
+def pk(circuit, tmp_path_factory: pytest.TempPathFactory):
+    """Its bellman-convention proving key (cached on disk for the session)."""
+    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    """One CUDA backend for the GPU test modules (each also skips itself without CuPy/GPU)."""
+    from cuzk.backends import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    return cuda.CudaBackend()
+
+
 @pytest.fixture
 def rng(request: pytest.FixtureRequest) -> random.Random:
     """Per-test RNG derived from the session seed and the test id."""

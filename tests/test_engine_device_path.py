@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from cuzk.backends.cpu import CpuBackend, native_module
-from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
+from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
     CircuitSpec,
     Engine,
@@ -68,16 +68,6 @@ class DeviceEngine(Engine):
         super()._resolve_backends()
         self.fake = FakeDevice()
         self._backends[self.devices[0]] = self.fake
-
-
-@pytest.fixture(scope="module")
-def circuit() -> SyntheticCircuit:
-    return for_domain("bls12_381", 8, n_public=1)
-
-
-@pytest.fixture(scope="module")
-def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
-    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture

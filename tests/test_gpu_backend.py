@@ -22,20 +22,7 @@ if not cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 CURVES = ("bls12_381", "bn254")
-SEED = int.from_bytes(os.urandom(8), "little")
 REF = ReferenceBackend()
-
-
-@pytest.fixture(scope="module")
-def gpu() -> cuda.CudaBackend:
-    return cuda.CudaBackend()
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> random.Random:
-    seed = SEED ^ hash(request.node.name) & 0xFFFFFFFF
-    print(f"seed {seed}")
-    return random.Random(seed)
 
 
 def _cpu():

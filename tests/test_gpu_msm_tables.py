@@ -4,7 +4,6 @@ backend and a discrete-log check. Skipped without CuPy or a GPU."""
 from __future__ import annotations
 
 import gc
-import os
 import random
 
 import numpy as np
@@ -23,20 +22,7 @@ if not cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 CURVES = ("bls12_381", "bn254")
-SEED = int.from_bytes(os.urandom(8), "little")
 REF = ReferenceBackend()
-
-
-@pytest.fixture(scope="module")
-def gpu() -> cuda.CudaBackend:
-    return cuda.CudaBackend()
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> random.Random:
-    seed = SEED ^ hash(request.node.name) & 0xFFFFFFFF
-    print(f"seed {seed}")
-    return random.Random(seed)
 
 
 def _points(gpu, c, group: int, ks: list[int]) -> np.ndarray:
