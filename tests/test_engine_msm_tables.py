@@ -218,3 +218,51 @@ def test_daemon_toml_keys_reach_the_engine(tmp_path: Any) -> None:
     p.write_text('[gpus]\nmsm_table_reserve_bytes = -5\n')
     with pytest.raises(server_config.ConfigError, match="msm_table_reserve_bytes = -5"):
         server_config.load(p)
+
+
+def _copy_key(pk: ProvingKey) -> ProvingKey:
+    """The same key in new arrays: a second circuit whose tables are its own."""
+    import dataclasses
+
+    return dataclasses.replace(pk, **{
+        f.name: np.array(getattr(pk, f.name), copy=True)
+        for f in dataclasses.fields(pk) if isinstance(getattr(pk, f.name), np.ndarray)
+    })
+
+
+@needs_native
+@pytest.mark.parametrize("first_in_use", (False, True))
+def test_key_going_hot_takes_tables_of_idle_keys(
+        circuit: SyntheticCircuit, pk: ProvingKey, first_in_use: bool) -> None:
+    eng = start(circuit, pk, [11, 22, 33, 44])
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        if first_in_use:
+            eng.srs.acquire(CID)  # a job holds it: its tables must stay
+        eng.register_circuit("other", CircuitSpec(key=_copy_key(pk),
+                                                  witness_fn=circuit.witness_fn()))
+        # H does not fit until the first key's tables are gone; then everything fits.
+        eng.fake.replies = [0, 55, 66, 77, 88] if not first_in_use else [0]
+        assert eng.preload("other") == KeyTier.HOT
+        (first,) = eng.srs.device_handle(CID)
+        (second,) = eng.srs.device_handle("other")
+        status = {k["circuit_id"]: k for k in eng.srs.status()}
+        if first_in_use:
+            assert first.table_bytes == dict(zip(G1_QUERIES, (11, 22, 33, 44), strict=True))
+            assert second.table_bytes == {}
+            assert len(eng.fake._tables) == 4
+            assert status[CID]["device_table_bytes"] == 110
+            assert status["other"]["device_table_bytes"] == 0
+            eng.srs.release(CID)
+        else:
+            assert first.table_bytes == {}
+            assert second.table_bytes == dict(zip(G1_QUERIES, (55, 66, 77, 88), strict=True))
+            hot2, _ = eng.srs.acquire("other")
+            eng.srs.release("other")
+            assert set(eng.fake._tables) == {id(getattr(hot2, q)) for q in G1_QUERIES}
+            assert status[CID]["device_table_bytes"] == 0
+            assert status["other"]["device_table_bytes"] == 55 + 66 + 77 + 88
+            assert eng.srs.tier(CID) == KeyTier.HOT  # still resident, only the tables went
+        del first, second
+    finally:
+        eng.stop()

@@ -308,6 +308,10 @@ class Engine:
                 continue  # nothing to precompute; 0 from the backend would mean "no room"
             try:
                 nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
+                # No room: take the tables of idle HOT keys (least recently used first); the
+                # key being loaded is about to be used, they are not.
+                while nbytes <= 0 and self._drop_idle_tables(device, be):
+                    nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
             except Exception as exc:  # tables only speed proofs up: the key still goes HOT
                 log.warning("%s: MSM table for %s failed: %s: %s", device, name,
                             type(exc).__name__, exc)
@@ -321,6 +325,18 @@ class Engine:
             log.info("%s: MSM tables %s (%.2f GiB in all)", device,
                      ", ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in handle.table_bytes.items()),
                      sum(handle.table_bytes.values()) / 2**30)
+
+    def _drop_idle_tables(self, device: str, be: Any) -> bool:
+        """Free the MSM tables of the least recently used idle HOT key on this backend; False
+        when no idle key has any. That key stays HOT (resident points, no tables)."""
+        for handles in self.srs.idle_device_handles():
+            for h in handles if isinstance(handles, list) else [handles]:
+                if isinstance(h, _DeviceKey) and h.backend is be and h.table_bytes:
+                    freed = h.drop_tables()
+                    log.info("%s: freed %.2f GiB of MSM tables of an idle key for a key going "
+                             "HOT", device, freed / 2**30)
+                    return True
+        return False
 
     def _kernel_stream(self, device: str) -> Any:
         """One stream per device for every kernel region: the lock already serializes them,
@@ -792,21 +808,35 @@ class _DeviceKey:
         self._table_refs: list[Any] = []
         self.table_bytes: dict[str, int] = {}  # query name -> table bytes on this device
 
+    @property
+    def backend(self) -> Any:
+        return self._backend
+
     def add_table(self, name: str, arr: Any, nbytes: int) -> None:
         self._table_refs.append(_ref(arr))
         self.table_bytes[name] = nbytes
 
+    def drop_tables(self) -> int:
+        """Free this key's MSM tables (the resident points stay); returns their bytes."""
+        freed = sum(self.table_bytes.values())
+        self._pop("_tables", self._table_refs)
+        self._table_refs, self.table_bytes = [], {}
+        return freed
+
+    def _pop(self, attr: str, refs: list[Any]) -> None:
+        cache = getattr(self._backend, attr, None)
+        if not isinstance(cache, dict):
+            return
+        for ref in refs:
+            arr = ref()
+            # A dead array's entry went with it (the backend's weakref); its id may since
+            # name another key's array, whose entry must stay.
+            if arr is not None:
+                cache.pop(id(arr), None)
+
     def __del__(self) -> None:
-        for attr, refs in (("_resident", self._refs), ("_tables", self._table_refs)):
-            cache = getattr(self._backend, attr, None)
-            if not isinstance(cache, dict):
-                continue
-            for ref in refs:
-                arr = ref()
-                # A dead array's entry went with it (the backend's weakref); its id may since
-                # name another key's array, whose entry must stay.
-                if arr is not None:
-                    cache.pop(id(arr), None)
+        self._pop("_resident", self._refs)
+        self._pop("_tables", self._table_refs)
 
 
 class _Strong:

@@ -67,6 +67,13 @@ def _resident(pk: ProvingKey) -> ProvingKey:
     return ProvingKey(**kwargs)
 
 
+def _table_bytes(handle: Any) -> int:
+    """Device bytes of MSM window tables behind a device handle (a list of per-device
+    handles with `table_bytes`, as the engine makes; 0 for anything else)."""
+    handles = handle if isinstance(handle, list) else [handle]
+    return sum(sum(getattr(h, "table_bytes", {}).values()) for h in handles if h is not None)
+
+
 @dataclass
 class _Entry:
     circuit_id: str
@@ -252,6 +259,14 @@ class SrsManager:
         with self._lock:
             return self._get(circuit_id).refs
 
+    def idle_device_handles(self) -> list[Any]:
+        """Device handles of HOT keys that no job holds, least recently used first (the
+        engine takes their MSM tables when a key going HOT has no room for its own)."""
+        with self._lock:
+            idle = [e for e in self._entries.values()
+                    if e.tier == KeyTier.HOT and e.refs == 0 and e.device_handle is not None]
+            return [e.device_handle for e in sorted(idle, key=lambda x: x.last_used)]
+
     def status(self) -> list[dict[str, Any]]:
         with self._lock:
             return [
@@ -262,6 +277,7 @@ class SrsManager:
                     "refs": e.refs,
                     "loads": e.loads,
                     "load_ms": round(e.load_ms, 3),
+                    "device_table_bytes": _table_bytes(e.device_handle),
                 }
                 for e in self._entries.values()
             ]

@@ -48,6 +48,11 @@ class _Live(Collector):
         for k in es.get("keys", []):
             keys.add_metric([k["circuit_id"], str(k.get("tier"))], k.get("bytes", 0))
         yield keys
+        tables = GaugeMetricFamily("cuzk_srs_device_table_bytes",
+                                   "Device bytes of MSM window tables by circuit", labels=["circuit"])
+        for k in es.get("keys", []):
+            tables.add_metric([k["circuit_id"]], k.get("device_table_bytes", 0))
+        yield tables
         lock = CounterMetricFamily("cuzk_device_kernel_seconds", "Time the device lock was held",
                                    labels=["device"])
         for dev, s in es.get("locks", {}).items():
