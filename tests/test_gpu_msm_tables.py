@@ -31,6 +31,17 @@ def _points(gpu, c, group: int, ks: list[int]) -> np.ndarray:
     return mul(c, base, fr_from_ints(c, ks))
 
 
+def _edge_points(gpu, c, group: int, n: int, rng: random.Random) -> np.ndarray:
+    """n random points with infinity (row 0), a repeated point (rows 1, 2) and a point and
+    its negation (rows 3, 4)."""
+    ks = [rng.randrange(1, c.r) for _ in range(n)]
+    ks[4] = c.r - ks[3]
+    pts = _points(gpu, c, group, ks)
+    pts[0] = 0
+    pts[2] = pts[1]
+    return pts
+
+
 def _scalars(rng: random.Random, r: int, n: int, kind: str) -> list[int]:
     if kind == "bits":
         return [rng.randrange(r) if rng.random() < 0.05 else rng.randrange(2) for _ in range(n)]
@@ -44,12 +55,10 @@ def _scalars(rng: random.Random, r: int, n: int, kind: str) -> list[int]:
 def test_table_msm_small_matches_reference(gpu, rng, curve, group, window):
     """Infinity, repeated and opposite points, edge scalars: same bits as the reference."""
     c = get_curve(curve)
-    n = rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14)
-    ks = [rng.randrange(1, c.r) for _ in range(n)]
-    pts = _points(gpu, c, group, ks)
-    pts[0] = 0
-    pts[2] = pts[1]
-    pts[4] = _points(gpu, c, group, [c.r - ks[3]])[0]
+    pts = _edge_points(
+        gpu, c, group, rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14), rng
+    )
+    n = len(pts)
     assert gpu.precompute_msm(c, pts, group, window=window) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
     for kind in ("edge", "bits"):
@@ -117,12 +126,10 @@ def test_affine_rounds_match_reference(gpu, rng, curve, group, tables):
     """Batch-affine rounds on small inputs with repeated and opposite points: same bits as the
     reference, with and without window tables."""
     c = get_curve(curve)
-    n = rng.randrange(30, 60) if group == 1 else rng.randrange(8, 16)
-    ks = [rng.randrange(1, c.r) for _ in range(n)]
-    pts = _points(gpu, c, group, ks)
-    pts[0] = 0
-    pts[2] = pts[1]
-    pts[4] = _points(gpu, c, group, [c.r - ks[3]])[0]
+    pts = _edge_points(
+        gpu, c, group, rng.randrange(30, 60) if group == 1 else rng.randrange(8, 16), rng
+    )
+    n = len(pts)
     if tables:
         assert gpu.precompute_msm(c, pts, group, window=8) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)

@@ -133,6 +133,14 @@ class FrKernels:
             self._twiddles[key] = tw
         return tw
 
+    def _radix4_factors(self, c: Curve, logn: int, scale: int | None, g: int | None) -> tuple:
+        """Kernel arguments of an optional constant factor and optional powers g^i (null
+        pointers when absent) for ntt_load / ntt_store."""
+        k = self._fr(c)
+        s = k.scalar(scale) if scale is not None else _NULL
+        lo, hi, lb = k.tables(g, logn) if g is not None else (_NULL, _NULL, 0)
+        return s, lo, hi, lb
+
     def _load(
         self,
         c: Curve,
@@ -144,9 +152,7 @@ class FrKernels:
         g: int | None = None,
     ) -> None:
         n = 1 << logn
-        k = self._fr(c)
-        s = k.scalar(scale) if scale is not None else _NULL
-        lo, hi, lb = k.tables(g, logn) if g is not None else (_NULL, _NULL, 0)
+        s, lo, hi, lb = self._radix4_factors(c, logn, scale, g)
         self.module(c, "fr")["ntt_load"](
             _grid(n),
             (_BLOCK,),
@@ -163,9 +169,7 @@ class FrKernels:
         g: int | None = None,
     ) -> None:
         n = 1 << logn
-        k = self._fr(c)
-        s = k.scalar(scale) if scale is not None else _NULL
-        lo, hi, lb = k.tables(g, logn) if g is not None else (_NULL, _NULL, 0)
+        s, lo, hi, lb = self._radix4_factors(c, logn, scale, g)
         self.module(c, "fr")["ntt_store"](
             _grid(n), (_BLOCK,), (src, dst, _u32(n), s, lo, hi, _i32(lb))
         )
