@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common.cuh"
+#include "ptx32.cuh"
 
 namespace cuzk {
 
@@ -1332,61 +1333,55 @@ struct Fp {
         return r;
 #endif
     }
-    CUZK_HD Fp sqr() const { return *this * *this; }
-
-#if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)
-    // Device path: CIOS over 2N 32-bit words (the GPU's native multiplier width) with PTX
-    // carry chains. Each row adds a·b_i (even words, then odd words: two chains whose
-    // lo/hi halves tile t without overlap), then m·p with m = t_0·(-p^-1) mod 2^32, then
-    // shifts t down one word. Same result as the portable code: fully reduced.
-    __device__ __forceinline__ static void row(uint32_t* t, const uint32_t* a, uint32_t b) {
-        constexpr int n = 2 * N;
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a[0]), "r"(b));
-        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a[0]), "r"(b));
-#pragma unroll
-        for (int j = 2; j < n; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a[j]), "r"(b));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a[j]), "r"(b));
-        }
-        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[n]));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[n + 1]));
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a[1]), "r"(b));
-        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[2]) : "r"(a[1]), "r"(b));
-#pragma unroll
-        for (int j = 3; j < n; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a[j]), "r"(b));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a[j]), "r"(b));
-        }
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[n + 1]));
+    // A dedicated squaring (about 13 % fewer instructions than the product for 6 limbs) on the
+    // device when CUZK_PTX_SQR is defined (the backend's CUZK_CUDA_PTX_SQR=1).
+    CUZK_HD Fp sqr() const {
+#if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL) && defined(CUZK_PTX_SQR)
+        return sqr_ptx();
+#else
+        return *this * *this;
+#endif
     }
-    __device__ __forceinline__ Fp mul_ptx(const Fp& o) const {
-        constexpr int n = 2 * N;
-        uint32_t a[n], b[n], p[n], t[n + 2];
+
+#ifdef CUZK_HAS_PTX32
+    // Device path (and its host emulation, CUZK_EMULATE_PTX): products over 2N 32-bit words,
+    // the GPU's native multiplier width, with PTX carry chains (ptx32.cuh). Same results as the
+    // portable code: fully reduced.
+    static CUZK_PTX_FN void words(uint32_t* w, const uint64_t* v) {
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            a[2 * i] = (uint32_t)v[i];
-            a[2 * i + 1] = (uint32_t)(v[i] >> 32);
-            b[2 * i] = (uint32_t)o.v[i];
-            b[2 * i + 1] = (uint32_t)(o.v[i] >> 32);
+            w[2 * i] = (uint32_t)v[i];
+            w[2 * i + 1] = (uint32_t)(v[i] >> 32);
+        }
+    }
+    static CUZK_PTX_FN Fp from_words(const uint32_t* w) {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
+        if (geq_mod(r.v)) sub_mod_inplace(r.v);
+        return r;
+    }
+    static CUZK_PTX_FN void mod_words(uint32_t* p) {
+#pragma unroll
+        for (int i = 0; i < N; i++) {
             p[2 * i] = (uint32_t)P::mod(i);
             p[2 * i + 1] = (uint32_t)(P::mod(i) >> 32);
         }
-#pragma unroll
-        for (int i = 0; i < n + 2; i++) t[i] = 0;
-        const uint32_t inv = (uint32_t)P::INV;
-#pragma unroll
-        for (int i = 0; i < n; i++) {
-            row(t, a, b[i]);
-            row(t, p, t[0] * inv);  // t_0 becomes 0
-#pragma unroll
-            for (int k = 0; k < n + 1; k++) t[k] = t[k + 1];
-            t[n + 1] = 0;
-        }
-        Fp r;
-#pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = (uint64_t)t[2 * i] | ((uint64_t)t[2 * i + 1] << 32);
-        if (geq_mod(r.v)) sub_mod_inplace(r.v);
-        return r;
+    }
+    CUZK_PTX_FN Fp mul_ptx(const Fp& o) const {
+        uint32_t a[2 * N], b[2 * N], p[2 * N], r[2 * N];
+        words(a, v);
+        words(b, o.v);
+        mod_words(p);
+        ptx::mont_mul<2 * N>(r, a, b, p, (uint32_t)P::INV);
+        return from_words(r);
+    }
+    CUZK_PTX_FN Fp sqr_ptx() const {
+        uint32_t a[2 * N], p[2 * N], r[2 * N + 1];
+        words(a, v);
+        mod_words(p);
+        ptx::mont_sqr<2 * N>(r, a, p, (uint32_t)P::INV);
+        return from_words(r);
     }
 #endif
 
