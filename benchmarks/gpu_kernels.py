@@ -220,7 +220,8 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="bucket sums to time: inl, outline (XYZZ kernels), affN (N batch-affine rounds)",
+        help="MSM variants to time, e.g. inl,auto,auto+staged (tokens: inl, outline, affN, auto, "
+        "staged, direct)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
@@ -281,13 +282,18 @@ def main() -> None:
     modes = [m for m in args.msm_sum.split(",") if m]
 
     def set_mode(m: str) -> str:
-        # "inl" / "outline": XYZZ bucket sums; "affN": N batch-affine rounds first
-        if m == "auto":  # the backend's defaults
-            gpu.msm_sum, gpu.msm_affine_rounds = "inl", DEFAULT_MSM_AFFINE_ROUNDS
-        elif m.startswith("aff"):
-            gpu.msm_sum, gpu.msm_affine_rounds = "inl", int(m[3:])
-        else:
-            gpu.msm_sum, gpu.msm_affine_rounds = m, 0
+        # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
+        # batch-affine rounds), auto (the defaults), staged / direct (bucket scatter)
+        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_scatter = "inl", 0, "direct"
+        for tok in m.split("+"):
+            if tok == "auto":
+                gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
+            elif tok.startswith("aff"):
+                gpu.msm_affine_rounds = int(tok[3:])
+            elif tok in ("staged", "direct"):
+                gpu.msm_scatter = tok
+            else:
+                gpu.msm_sum = tok
         return "" if len(modes) == 1 else "/" + m
 
     seed = int.from_bytes(os.urandom(4), "little")

@@ -274,6 +274,9 @@ class CudaBackend(FrKernels):
         self.msm_affine_rounds = int(
             os.environ.get("CUZK_MSM_AFFINE_ROUNDS", str(DEFAULT_MSM_AFFINE_ROUNDS))
         )
+        # Bucket scatter: "direct" (msm_scatter) or "staged" (two steps through coarse bins,
+        # opt-in until measured on a GPU). Env CUZK_MSM_SCATTER.
+        self.msm_scatter = os.environ.get("CUZK_MSM_SCATTER", "direct")
         # msm_tables=False ignores built window tables.
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
@@ -291,6 +294,11 @@ class CudaBackend(FrKernels):
                 cs = _CURVE_STRUCT[c.name]
                 if kind == "fr":
                     names = {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
+                elif kind == "msm_staged":  # opt-in kernels, compiled only when used
+                    names = {
+                        "msm_stage": f"gpu::msm_stage<{cs}, {group}>",
+                        "msm_unstage": "gpu::msm_unstage",
+                    }
                 else:
                     kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
                     names = {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
@@ -447,11 +455,16 @@ class CudaBackend(FrKernels):
         marks("scan")
         cursor = off[:nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
-        mod["msm_scatter"](
-            _grid(n),
-            (_BLOCK,),
-            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
-        )
+        if self.msm_scatter == "staged" and nw <= 32:
+            self._staged_scatter(
+                c, group, pts, sc, n, cw, nw, shared, off, nb, total, cursor, entries
+            )
+        else:
+            mod["msm_scatter"](
+                _grid(n),
+                (_BLOCK,),
+                (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
+            )
         marks("scatter")
         # Affine rounds paid off only for skewed buckets on the H200 (the ones of a mostly-binary
         # witness: 2^26 131 -> 120 ms); on uniform scalars their extra memory passes cost more
@@ -521,6 +534,36 @@ class CudaBackend(FrKernels):
         if self.msm_profile is not None:
             self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
         return out
+
+    def _staged_scatter(
+        self,
+        c: Curve,
+        group: int,
+        pts: Any,
+        sc: Any,
+        n: int,
+        cw: int,
+        nw: int,
+        shared: int,
+        off: Any,
+        nb: int,
+        total: int,
+        cursor: Any,
+        entries: Any,
+    ) -> None:
+        """msm_scatter in two steps (kernels.cu msm_stage / msm_unstage): runs per coarse bin
+        of at most 256, then the buckets within each bin."""
+        smod = self.module(c, "msm_staged", group)
+        fb = max(0, (nb - 1).bit_length() - 8)
+        first = cp.minimum(cp.arange(256, dtype=cp.int64) << fb, nb)
+        bin_cursor = off[first].astype(cp.uint32)  # where each bin's slice starts
+        staged = cp.empty(max(total, 1), dtype=cp.uint64)
+        smod["msm_stage"](
+            _grid(n),
+            (_BLOCK,),
+            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), _i32(fb), bin_cursor, staged),
+        )
+        smod["msm_unstage"](_grid(total), (_BLOCK,), (staged, _u32(total), cursor, entries))
 
     def _affine_rounds(
         self,
