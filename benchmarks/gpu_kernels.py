@@ -193,7 +193,14 @@ def warm(curves: list[str]) -> None:
     cache then serves later processes)."""
     jobs = []
     for cv in curves:
-        for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
+        for kind, group in (
+            ("fr", 0),
+            ("msm", 1),
+            ("msm", 2),
+            ("aux", 1),
+            ("aux", 2),
+            ("msm_staged", 1),
+        ):
             code = (
                 "from cuzk.backends.cuda import CudaBackend;"
                 f"CudaBackend().module({cv!r}, {kind!r}, {group}).load_all()"
