@@ -275,7 +275,7 @@ def _per_twiddles(gpu, method, *args, **kw) -> dict:
     from cuzk.backends.cuda_fr import NTT_TWIDDLES
 
     logn = int(args[1].reshape(-1, 4).shape[0]).bit_length() - 1
-    keep = gpu._ntt_impl, gpu._ntt_twiddles, gpu.ntt_split_min_log
+    keep = gpu._ntt_impl, gpu._ntt_twiddles, gpu._ntt_split_min_log
     out = {}
     try:
         gpu.ntt_impl = "tiled"
@@ -284,7 +284,7 @@ def _per_twiddles(gpu, method, *args, **kw) -> dict:
             gpu.ntt_split_min_log = int(low or 0)
             out[mode] = cp.asarray(method(*args, **kw))
     finally:
-        gpu._ntt_impl, gpu._ntt_twiddles, gpu.ntt_split_min_log = keep
+        gpu._ntt_impl, gpu._ntt_twiddles, gpu._ntt_split_min_log = keep
     return out
 
 

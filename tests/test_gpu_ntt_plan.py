@@ -461,11 +461,17 @@ def test_split_min_log(model, rng, twiddles):
 
 
 def test_ntt_twiddles_selection(model, monkeypatch):
-    """The old twiddles stay the default; CUZK_NTT_TWIDDLES selects, an assignment wins."""
+    """The old twiddles stay the default; CUZK_NTT_TWIDDLES / CUZK_NTT_SPLIT_MIN_LOG select,
+    an assignment wins."""
     m = model(3, 1)
     m._ntt_twiddles = None
     monkeypatch.delenv("CUZK_NTT_TWIDDLES", raising=False)
-    assert m.ntt_twiddles == "table"
+    monkeypatch.delenv("CUZK_NTT_SPLIT_MIN_LOG", raising=False)
+    assert m.ntt_twiddles == "table" and m.ntt_split_min_log == 0
+    monkeypatch.setenv("CUZK_NTT_SPLIT_MIN_LOG", "21")
+    assert m.ntt_split_min_log == 21
+    m.ntt_split_min_log = 3
+    assert m.ntt_split_min_log == 3
     monkeypatch.setenv("CUZK_NTT_TWIDDLES", "split")
     assert m.ntt_twiddles == "split"
     m.ntt_twiddles = "split_table"

@@ -102,9 +102,7 @@ class FrKernels:
     ntt_cols_log: int = COLS_LOG
     ntt_threads: int = THREADS
     _ntt_twiddles: str | None = None
-    # split modes: a pass after the first is split when b + s >= ntt_split_min_log (the others
-    # read a stage table of 2^(b+s) entries; 0 = all of them)
-    ntt_split_min_log: int = 0
+    _ntt_split_min_log: int | None = None
 
     @property
     def ntt_impl(self) -> str:
@@ -135,6 +133,20 @@ class FrKernels:
         if mode not in NTT_TWIDDLES:
             raise ValueError(f"unknown NTT twiddles {mode!r} (one of {NTT_TWIDDLES})")
         self._ntt_twiddles = mode
+
+    @property
+    def ntt_split_min_log(self) -> int:
+        """Split modes: a pass after the first is split when b + s >= this (the others read a
+        stage table of 2^(b+s) entries); 0 (default) splits all of them. CUZK_NTT_SPLIT_MIN_LOG
+        overrides the default, an assignment both (tuning: e.g. split only the passes whose
+        table would not fit the L2)."""
+        if self._ntt_split_min_log is not None:
+            return self._ntt_split_min_log
+        return int(os.environ.get("CUZK_NTT_SPLIT_MIN_LOG") or 0)
+
+    @ntt_split_min_log.setter
+    def ntt_split_min_log(self, value: int) -> None:
+        self._ntt_split_min_log = int(value)
 
     def fr_mul(self, curve: Curve, a: Any, b: Any) -> Any:
         c = get_curve(curve)
