@@ -236,6 +236,9 @@ def main() -> None:
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
     ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
     ap.add_argument(
+        "--ntt-twiddles", default="", help="tiled NTT twiddle modes: table,split,split_table"
+    )
+    ap.add_argument(
         "--ntt-impls", default="", help="NTT implementations to time, e.g. radix4,tiled"
     )
     ap.add_argument("--reps", type=int, default=5)
@@ -412,10 +415,14 @@ def main() -> None:
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
-        for impl in impls:
+        tws = [w for w in args.ntt_twiddles.split(",") if w] or [gpu.ntt_twiddles]
+        # (implementation, twiddle mode) pairs; twiddle modes apply to the tiled NTT only
+        variants = [(i, w) for i in impls for w in (tws if i in ("", "tiled") else tws[:1])]
+        for impl, tw in variants:
             if impl:
                 gpu.ntt_impl = impl
-            tag = f"/{impl}" if len(impls) > 1 else ""
+            gpu.ntt_twiddles = tw
+            tag = (f"/{impl}" if len(impls) > 1 else "") + (f"/tw={tw}" if len(tws) > 1 else "")
             for logn in _ints(args.ntt):
                 n = 1 << logn
                 a = random_scalars(c, n, "uniform", seed)
