@@ -402,6 +402,8 @@ class CudaBackend(FrKernels):
         table = cp.empty((nw * n, 2 * fw), dtype=cp.uint64)
         mod = self.module(c, "msm", group)
         mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw), _i32(nw), table))
+        # One-time work (seconds at 2^24+): wait for it, so callers can time and report it.
+        cp.cuda.get_current_stream().synchronize()
         key = id(points)
         try:
             ref: Any = weakref.ref(points, lambda _r: self._tables.pop(key, None))

@@ -306,6 +306,7 @@ class Engine:
             arr = getattr(pk, name)
             if int(arr.shape[0]) == 0:
                 continue  # nothing to precompute; 0 from the backend would mean "no room"
+            t0 = time.monotonic()
             try:
                 nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
                 # No room: take the tables of idle HOT keys (least recently used first); the
@@ -321,6 +322,9 @@ class Engine:
                          device, name, cfg.msm_table_reserve_bytes / 2**30)
                 break
             handle.add_table(name, arr, nbytes)
+            # Seconds per table at 2^24..2^26 points: say each one as it lands.
+            log.info("%s: MSM table for %s: %.2f GiB in %.1f s", device, name, nbytes / 2**30,
+                     time.monotonic() - t0)
         if handle.table_bytes:
             log.info("%s: MSM tables %s (%.2f GiB in all)", device,
                      ", ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in handle.table_bytes.items()),
