@@ -91,6 +91,12 @@ def plan_passes(logn: int, tile_log: int, cols_log: int, gather: bool) -> list[d
     return passes
 
 
+def _one_of(what: str, allowed: tuple[str, ...], value: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"unknown {what} {value!r} (one of {allowed})")
+    return value
+
+
 class FrKernels:
     module: Any
     to_device: Any
@@ -108,31 +114,23 @@ class FrKernels:
     def ntt_impl(self) -> str:
         """The NTT kernels: "tiled" (default) or "radix4" (the first ones). CUZK_NTT_IMPL
         overrides the default, an assignment to the attribute overrides both."""
-        impl = self._ntt_impl or os.environ.get("CUZK_NTT_IMPL") or "tiled"
-        if impl not in NTT_IMPLS:
-            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
-        return impl
+        return _one_of("NTT implementation", NTT_IMPLS,
+                       self._ntt_impl or os.environ.get("CUZK_NTT_IMPL") or "tiled")
 
     @ntt_impl.setter
     def ntt_impl(self, impl: str) -> None:
-        if impl not in NTT_IMPLS:
-            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
-        self._ntt_impl = impl
+        self._ntt_impl = _one_of("NTT implementation", NTT_IMPLS, impl)
 
     @property
     def ntt_twiddles(self) -> str:
         """Twiddles of the tiled NTT (NTT_TWIDDLES): "table" (default), "split" or
         "split_table". CUZK_NTT_TWIDDLES overrides the default, an assignment both."""
-        mode = self._ntt_twiddles or os.environ.get("CUZK_NTT_TWIDDLES") or "table"
-        if mode not in NTT_TWIDDLES:
-            raise ValueError(f"unknown NTT twiddles {mode!r} (one of {NTT_TWIDDLES})")
-        return mode
+        return _one_of("NTT twiddles", NTT_TWIDDLES,
+                       self._ntt_twiddles or os.environ.get("CUZK_NTT_TWIDDLES") or "table")
 
     @ntt_twiddles.setter
     def ntt_twiddles(self, mode: str) -> None:
-        if mode not in NTT_TWIDDLES:
-            raise ValueError(f"unknown NTT twiddles {mode!r} (one of {NTT_TWIDDLES})")
-        self._ntt_twiddles = mode
+        self._ntt_twiddles = _one_of("NTT twiddles", NTT_TWIDDLES, mode)
 
     @property
     def ntt_split_min_log(self) -> int:

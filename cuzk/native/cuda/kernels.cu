@@ -237,46 +237,45 @@ __device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key)
     return base + rank;
 }
 
-template <class C, int G>
-__global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                              int nw, int shared, uint32_t* counts) {
-    typedef typename GroupOf<C, G>::F F;
+// f(w, d) for every non-zero signed digit d (window w) of scalar i; nothing for an infinity
+// base (it adds nothing).
+template <class F, class Fn>
+__device__ __forceinline__ void for_each_digit(const uint64_t* points, const uint64_t* scalars,
+                                               uint32_t i, int c, int nw, Fn f) {
     constexpr int PW = 2 * sizeof(F) / 8;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
     if (raw_is_zero<F>(points + (size_t)i * PW)) return;
     uint64_t s[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) s[k] = scalars[4 * (size_t)i + k];
     int carry = 0;
-    const uint32_t M = 1u << (c - 1);
     for (int w = 0; w < nw; w++) {
-        int d = window_digit(s, w, c, carry);
-        if (d == 0) continue;
-        warp_atomic_inc(counts, bucket_key(w, d, M, shared));
+        const int d = window_digit(s, w, c, carry);
+        if (d) f(w, d);
     }
+}
+
+template <class C, int G>
+__global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
+                              int nw, int shared, uint32_t* counts) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t M = 1u << (c - 1);
+    for_each_digit<typename GroupOf<C, G>::F>(points, scalars, i, c, nw, [&](int w, int d) {
+        warp_atomic_inc(counts, bucket_key(w, d, M, shared));
+    });
 }
 
 template <class C, int G>
 __global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
                             int nw, int shared, uint32_t* cursor, uint32_t* entries) {
-    typedef typename GroupOf<C, G>::F F;
-    constexpr int PW = 2 * sizeof(F) / 8;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (raw_is_zero<F>(points + (size_t)i * PW)) return;
-    uint64_t s[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) s[k] = scalars[4 * (size_t)i + k];
-    int carry = 0;
     const uint32_t M = 1u << (c - 1);
-    for (int w = 0; w < nw; w++) {
-        int d = window_digit(s, w, c, carry);
-        if (d == 0) continue;
-        uint32_t pos = warp_atomic_inc(cursor, bucket_key(w, d, M, shared));
-        uint32_t row = shared ? (uint32_t)w * n + i : i;
+    for_each_digit<typename GroupOf<C, G>::F>(points, scalars, i, c, nw, [&](int w, int d) {
+        const uint32_t pos = warp_atomic_inc(cursor, bucket_key(w, d, M, shared));
+        const uint32_t row = shared ? (uint32_t)w * n + i : i;
         entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
-    }
+    });
 }
 
 // Staged scatter (CudaBackend.msm_scatter = "staged", opt-in until measured): the same counting
@@ -292,45 +291,32 @@ template <class C, int G>
 __global__ void msm_stage(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
                           int nw, int shared, int fb, uint32_t* bin_cursor, uint64_t* staged) {
     typedef typename GroupOf<C, G>::F F;
-    constexpr int PW = 2 * sizeof(F) / 8;
     __shared__ uint32_t cnt[256];
     __shared__ uint32_t base[256];
     for (int b = threadIdx.x; b < 256; b += blockDim.x) cnt[b] = 0;
     __syncthreads();
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t M = 1u << (c - 1);
     uint32_t key[STAGE_MAX_WINDOWS], rank[STAGE_MAX_WINDOWS];
     int k = 0;
-    if (i < n && nw <= STAGE_MAX_WINDOWS && !raw_is_zero<F>(points + (size_t)i * PW)) {
-        uint64_t s[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++) s[q] = scalars[4 * (size_t)i + q];
-        int carry = 0;
-        const uint32_t M = 1u << (c - 1);
-        for (int w = 0; w < nw; w++) {
-            int d = window_digit(s, w, c, carry);
-            if (d == 0) continue;
+    if (i < n && nw <= STAGE_MAX_WINDOWS)
+        for_each_digit<F>(points, scalars, i, c, nw, [&](int w, int d) {
             key[k] = bucket_key(w, d, M, shared);
             rank[k] = atomicAdd(&cnt[key[k] >> fb], 1u);  // place within the block's run
             k++;
-        }
-    }
+        });
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += blockDim.x)
         base[b] = cnt[b] ? atomicAdd(&bin_cursor[b], cnt[b]) : 0;
     __syncthreads();
     if (k) {
         // The digits again for rows and signs (cheaper than holding them in registers).
-        uint64_t s[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++) s[q] = scalars[4 * (size_t)i + q];
-        int carry = 0, j = 0;
-        for (int w = 0; w < nw; w++) {
-            int d = window_digit(s, w, c, carry);
-            if (d == 0) continue;
+        int j = 0;
+        for_each_digit<F>(points, scalars, i, c, nw, [&](int w, int d) {
             const uint32_t row = (shared ? (uint32_t)w * n + i : i) | (d < 0 ? 0x80000000u : 0u);
             staged[base[key[j] >> fb] + rank[j]] = ((uint64_t)key[j] << 32) | row;
             j++;
-        }
+        });
     }
 }
 
