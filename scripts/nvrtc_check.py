@@ -1,32 +1,45 @@
 """Compile every CUDA-backend module with NVRTC, without a GPU or CuPy: the same source, options
-and kernel instantiations as cuzk/backends/cuda.py (plus -arch compute_90). Catches compile
-errors in device code before a device call. Needs libnvrtc (CUZK_NVRTC_LIB, or found on the
-loader path / in a pip `nvidia-cuda-nvrtc` package).
+and kernel instantiations as cuzk/backends/cuda.py (cuda.all_modules()). Catches compile errors
+in device code before a device call. Needs libnvrtc (CUZK_NVRTC_LIB, or found on the loader path
+/ in a pip `nvidia-cuda-nvrtc` package).
 
-    python3 scripts/nvrtc_check.py                      # default options
+    python3 scripts/nvrtc_check.py                      # default options, -arch compute_90
     CUZK_CUDA_PTX_SQR=1 python3 scripts/nvrtc_check.py  # the opt-in squaring
+
+With --cubin-dir it also builds the ahead-of-time kernel cache (cuzk/backends/cuda_cubin.py):
+each module compiled for a real arch (--arch, default sm_90) and written as DIR/<key>.cubin and
+DIR/<key>.json (name expression -> lowered name). A backend run with CUZK_CUDA_CUBIN_DIR=DIR,
+the same environment (CUZK_CUDA_PTX_SQR, CUZK_CUDA_PORTABLE_MUL, CUZK_NVRTC_OPTIONS) and that
+arch loads these instead of compiling. Run it once per option set: keys differ, files add up.
+
+    python3 scripts/nvrtc_check.py --cubin-dir /tmp/cubins [--arch sm_90] [--jobs 2]
 """
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import ctypes.util
 import glob
 import os
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cuzk.backends import cuda  # noqa: E402
-from cuzk.backends.cuda_fr import FR_KERNELS  # noqa: E402
+from cuzk.backends import cuda, cuda_cubin  # noqa: E402
 
 
-def _lib() -> ctypes.CDLL:
+def find_lib() -> ctypes.CDLL | None:
+    """libnvrtc, or None when none is found."""
     cands = [os.environ.get("CUZK_NVRTC_LIB", "")]
     cands += [ctypes.util.find_library("nvrtc") or ""]
     cands += sorted(glob.glob("/tmp/nvrtc/nvidia/cu13/lib/libnvrtc.so*"))
-    cands += sorted(glob.glob(str(Path(sys.prefix) / "lib/python*/site-packages/nvidia/*/lib/libnvrtc.so*")))
+    cands += sorted(
+        glob.glob(str(Path(sys.prefix) / "lib/python*/site-packages/nvidia/*/lib/libnvrtc.so*"))
+    )
     for c in cands:
         if c and (os.path.exists(c) or "/" not in c):
             try:
@@ -36,43 +49,119 @@ def _lib() -> ctypes.CDLL:
                 return ctypes.CDLL(c)
             except OSError:
                 continue
-    sys.exit("libnvrtc not found: set CUZK_NVRTC_LIB")
+    return None
 
 
-def compile_module(lib: ctypes.CDLL, names: list[str]) -> tuple[int, str]:
+def _lib() -> ctypes.CDLL:
+    lib = find_lib()
+    if lib is None:
+        sys.exit("libnvrtc not found: set CUZK_NVRTC_LIB")
+    return lib
+
+
+def compile_module(
+    lib: ctypes.CDLL,
+    names: list[str],
+    arch: str = "compute_90",
+    source: str | None = None,
+    options: tuple[str, ...] | None = None,
+) -> tuple[int, str, bytes | None, dict[str, str]]:
+    """(rc, log, cubin, name expression -> lowered name). The cubin and the lowered names come
+    only for a real arch (sm_XY) and a successful compile."""
     prog = ctypes.c_void_p()
-    src = cuda._source().encode()
+    src = (cuda._source() if source is None else source).encode()
     rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"kernels.cu", 0, None, None)
     if rc:
-        return rc, "nvrtcCreateProgram failed"
+        return rc, "nvrtcCreateProgram failed", None, {}
     for n in names:
         lib.nvrtcAddNameExpression(prog, n.encode())
-    opts = [o.encode() for o in cuda._options()] + [b"--gpu-architecture=compute_90"]
+    opts = [o.encode() for o in (cuda._options() if options is None else options)]
+    opts.append(f"--gpu-architecture={arch}".encode())
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
     buf = ctypes.create_string_buffer(size.value)
     lib.nvrtcGetProgramLog(prog, buf)
+    cubin, lowered = None, {}
+    if rc == 0 and arch.startswith("sm_"):
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        data = ctypes.create_string_buffer(size.value)
+        rc = lib.nvrtcGetCUBIN(prog, data)
+        cubin = data.raw
+        for n in names:
+            low = ctypes.c_char_p()
+            rc = rc or lib.nvrtcGetLoweredName(prog, n.encode(), ctypes.byref(low))
+            if low.value:
+                lowered[n] = low.value.decode()
     lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return rc, buf.value.decode(errors="replace")
+    return rc, buf.value.decode(errors="replace"), cubin, lowered
 
 
-def main() -> int:
-    lib = _lib()
-    bad = 0
-    for curve, cs in (("bls12_381", "cuzk::bls12_381"), ("bn254", "cuzk::bn254")):
-        mods = {"fr": [f"gpu::{k}<{cs}>" for k in FR_KERNELS]}
-        for g in (1, 2):
-            mods[f"msm{g}"] = [f"gpu::{k}<{cs}, {g}>" for k in cuda.MSM_KERNELS]
-            mods[f"aux{g}"] = [f"gpu::{k}<{cs}, {g}>" for k in cuda.AUX_KERNELS]
-        mods["msm_staged1"] = [f"gpu::msm_stage<{cs}, 1>", "gpu::msm_unstage"]
-        for name, kernels in mods.items():
-            rc, log = compile_module(lib, kernels)
-            print(f"{curve} {name}: {'ok' if rc == 0 else f'FAILED ({rc})'}", flush=True)
+_WORKER_LIB: ctypes.CDLL | None = None
+
+
+def _job(args: tuple) -> tuple[str, int, str, float, str]:
+    """Compile one module in a worker process; write its cubin when cubin_dir is set.
+    Returns (label, rc, log, seconds, cubin path or "")."""
+    global _WORKER_LIB
+    label, names, arch, cubin_dir, source, options = args
+    if _WORKER_LIB is None:
+        _WORKER_LIB = _lib()
+    t0 = time.time()
+    rc, log, cubin, lowered = compile_module(_WORKER_LIB, names, arch, source, options)
+    written = ""
+    if rc == 0 and cubin_dir:
+        if cubin is None or set(lowered) != set(names):
+            return label, 1, "no cubin or lowered names", time.time() - t0, ""
+        key = cuda_cubin.cache_key(source, options, names, arch)
+        written = str(cuda_cubin.write(cubin_dir, key, cubin, lowered))
+    return label, rc, log, time.time() - t0, written
+
+
+def module_jobs(
+    arch: str, cubin_dir: str | None, source: str, options: tuple[str, ...]
+) -> list[tuple]:
+    """One _job per module the backend builds (cuda.all_modules): (label, name expressions,
+    arch, cubin_dir, source, options)."""
+    return [
+        (
+            cuda.module_label(curve, kind, group),
+            list(names.values()),
+            arch,
+            cubin_dir,
+            source,
+            options,
+        )
+        for curve, kind, group, names in cuda.all_modules()
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--cubin-dir", help="write the kernel cache (cubin + lowered names) here")
+    ap.add_argument("--arch", default="sm_90", help="real arch for --cubin-dir (default sm_90)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compile processes")
+    args = ap.parse_args(argv)
+    arch = args.arch if args.cubin_dir else "compute_90"
+    if args.cubin_dir and not arch.startswith("sm_"):
+        ap.error("--arch must be a real architecture (sm_XY) for cubins")
+    _lib()  # fail early, before starting workers
+    source, options = cuda._source(), cuda._options()
+    jobs = module_jobs(arch, args.cubin_dir, source, options)
+    bad, t0 = 0, time.time()
+    with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(jobs)))) as pool:
+        for label, rc, log, secs, written in pool.map(_job, jobs):
+            status = "ok" if rc == 0 else f"FAILED ({rc})"
+            print(
+                f"{label}: {status} {secs:.1f} s" + (f" -> {written}" if written else ""),
+                flush=True,
+            )
             if rc:
                 bad += 1
                 print(log[:4000])
+    what = f"cubins for {arch} in {args.cubin_dir}" if args.cubin_dir else arch
+    print(f"{len(jobs) - bad}/{len(jobs)} modules ok ({what}) in {time.time() - t0:.1f} s")
     return 1 if bad else 0
 
 

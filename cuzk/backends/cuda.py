@@ -1,5 +1,6 @@
 """The CUDA backend: base.Backend on the GPU through CuPy, with kernels compiled at run time by
-NVRTC from cuzk/native/cuda/kernels.cu over the shared field headers (cuzk/native/include).
+NVRTC from cuzk/native/cuda/kernels.cu over the shared field headers (cuzk/native/include), or
+loaded as prebuilt cubins from CUZK_CUDA_CUBIN_DIR (cuda_cubin.py, scripts/nvrtc_check.py).
 
 Every method takes numpy arrays (copied to the device) or CuPy arrays already on the device (a
 proving key kept resident there), in the layout of docs/ARCHITECTURE.md, and returns the same
@@ -9,6 +10,7 @@ kind of array it was given. Results are bit-identical to the CPU backend's.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import weakref
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backends import cuda_cubin
 from cuzk.backends.cuda_common import BLOCK as _BLOCK
 from cuzk.backends.cuda_common import NULL as _NULL
 from cuzk.backends.cuda_common import grid as _grid
@@ -29,6 +32,8 @@ try:  # CuPy is optional: without it this backend is simply unavailable.
     import cupy as cp
 except Exception:  # pragma: no cover - depends on the machine
     cp = None
+
+log = logging.getLogger(__name__)
 
 _NATIVE = Path(__file__).resolve().parents[1] / "native"
 _INCLUDE = _NATIVE / "include"
@@ -55,6 +60,38 @@ MSM_KERNELS = (
     "msm_aff_inv_expand",
 )
 AUX_KERNELS = ("fixed_base_mul", "xyzz_sum_affine")
+# Every (kind, group) module the backend builds per curve: warm_up's set, then the opt-in
+# staged scatter (compiled only when CUZK_MSM_SCATTER=staged runs an MSM of that group).
+WARM_MODULES = (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2))
+MODULES = WARM_MODULES + (("msm_staged", 1), ("msm_staged", 2))
+
+
+def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
+    """Short kernel name -> NVRTC name expression of one module ("fr" ignores group)."""
+    cs = _CURVE_STRUCT[curve]
+    if kind == "fr":
+        return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
+    if kind == "msm_staged":
+        return {"msm_stage": f"gpu::msm_stage<{cs}, {group}>", "msm_unstage": "gpu::msm_unstage"}
+    if kind in ("msm", "aux"):
+        kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
+        return {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
+    raise ValueError(f"unknown CUDA module kind {kind!r}")
+
+
+def module_label(curve: str, kind: str, group: int) -> str:
+    """ "bls12_381 msm1", "bn254 fr": a module's name in logs."""
+    return f"{curve} {kind}{group if kind != 'fr' else ''}"
+
+
+def all_modules() -> list[tuple[str, str, int, dict[str, str]]]:
+    """(curve, kind, group, names) of every module the backend can build."""
+    return [
+        (curve, kind, group, module_names(curve, kind, group))
+        for curve in _CURVE_STRUCT
+        for kind, group in MODULES
+    ]
+
 
 _CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
 _AFF_K = 8  # pairs per thread in a batch-affine round (msm_affine.cuh AFF_K_MAX)
@@ -195,12 +232,37 @@ class _Table:
 class _Module:
     """One compiled NVRTC module with a fixed set of instantiated kernels."""
 
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, names: dict[str, str], label: str = "") -> None:
         self._names = names
-        self._mod = cp.RawModule(
-            code=_source(), options=_options(), name_expressions=list(names.values())
-        )
         self._fns: dict[str, Any] = {}
+        self.label = label or next(iter(names.values()), "")
+        self.cached = False  # loaded from the cubin cache (CUZK_CUDA_CUBIN_DIR)
+        src, opts = _source(), _options()
+        d = cuda_cubin.cache_dir()
+        if d is not None and self._load_cached(d, src, opts):
+            return
+        self._mod = cp.RawModule(code=src, options=opts, name_expressions=list(names.values()))
+
+    def _load_cached(self, d: Path, src: str, opts: tuple[str, ...]) -> bool:
+        """Load the module's cubin from d (see cuda_cubin): True when every kernel resolved."""
+        arch = cuda_cubin.arch_of(cp.cuda.Device().compute_capability)
+        key = cuda_cubin.cache_key(src, opts, self._names.values(), arch)
+        hit = cuda_cubin.lookup(d, key, self._names.values())
+        if hit is None:
+            log.info("CUDA module %s: no cubin in %s for %s, compiling", self.label, d, arch)
+            return False
+        path, lowered = hit
+        try:
+            mod = cp.RawModule(path=str(path))
+            fns = {s: mod.get_function(lowered[e]) for s, e in self._names.items()}
+        except Exception as e:  # e.g. a cubin from a toolkit newer than the driver
+            log.warning(
+                "CUDA module %s: cached cubin %s did not load (%s), compiling", self.label, path, e
+            )
+            return False
+        self._mod, self._fns, self.cached = mod, fns, True
+        log.info("CUDA module %s loaded from cubin cache %s", self.label, path)
+        return True
 
     def load_all(self) -> None:
         for short in self._names:
@@ -291,24 +353,14 @@ class CudaBackend(FrKernels):
         with self._lock:
             mod = self._modules.get(key)
             if mod is None:
-                cs = _CURVE_STRUCT[c.name]
-                if kind == "fr":
-                    names = {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
-                elif kind == "msm_staged":  # opt-in kernels, compiled only when used
-                    names = {
-                        "msm_stage": f"gpu::msm_stage<{cs}, {group}>",
-                        "msm_unstage": "gpu::msm_unstage",
-                    }
-                else:
-                    kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
-                    names = {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
-                mod = self._modules[key] = _Module(names)
+                names = module_names(c.name, kind, group)
+                mod = self._modules[key] = _Module(names, module_label(c.name, kind, group))
         return mod
 
     def warm_up(self, curves: tuple[str, ...] = ("bls12_381", "bn254")) -> None:
-        """Compile (or load from CuPy's cache) every module for these curves now."""
+        """Compile (or load from CuPy's or the cubin cache) every module for these curves now."""
         for name in curves:
-            for kind, group in (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2)):
+            for kind, group in WARM_MODULES:
                 self.module(name, kind, group).load_all()
 
     def _fr(self, c: Curve) -> _FrConsts:
