@@ -98,7 +98,8 @@ _AFF_K = 8  # pairs per thread in a batch-affine round (msm_affine.cuh AFF_K_MAX
 _AFF_G = 16  # values per group of the batch inversion (AFF_G_MAX)
 _AFF_TOP = 4096  # at most this many Fermat inversions per batch inversion
 DEFAULT_MSM_AFFINE_ROUNDS = 4
-_AFF_SKEW = 8  # affine rounds when the largest bucket holds > this times the mean
+_AFF_SKEW = 8  # affine rounds when the largest bucket holds > this times the mean ...
+_AFF_SHARE = 32  # ... and more than 1/this of all entries
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
@@ -150,6 +151,12 @@ def _options() -> tuple[str, ...]:
     extra = os.environ.get("CUZK_NVRTC_OPTIONS", "")
     opts += extra.split()
     return tuple(opts)
+
+
+def _affine_pays(maxcnt: int, total: int, nb: int) -> bool:
+    """Batch-affine rounds first: one bucket far above the mean *and* a large share of all
+    entries (a uniform MSM's short top window gives the first, never the second)."""
+    return maxcnt > max(1, _AFF_SKEW * total // nb) and maxcnt * _AFF_SHARE > total
 
 
 def choose_window(n: int, bits: int, group: int = 1) -> int:
@@ -520,10 +527,11 @@ class CudaBackend(FrKernels):
                 (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
             )
         marks("scatter")
-        # Affine rounds paid off only for skewed buckets on the H200 (the ones of a mostly-binary
-        # witness: 2^26 131 -> 120 ms); on uniform scalars their extra memory passes cost more
-        # than the products they save (2^24 161 -> 166 ms).
-        if self.msm_affine_rounds > 0 and maxcnt > max(1, _AFF_SKEW * total // nb):
+        # Affine rounds paid off only when one bucket holds a large share of all entries (the
+        # ones of a mostly-binary witness: 2^26 131 -> 120 ms on the H200); on uniform scalars
+        # their extra memory passes cost more than the products they save (2^24 161 -> 166 ms;
+        # 2^26 598 -> 612 ms, where the short top window alone made the buckets look skewed).
+        if self.msm_affine_rounds > 0 and _affine_pays(maxcnt, total, nb):
             src, ents, off, counts, maxcnt = self._affine_rounds(
                 mod, fw, src, entries, off, counts, maxcnt, nb
             )

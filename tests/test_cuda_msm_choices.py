@@ -1,0 +1,66 @@
+"""Host-side choices of the CUDA MSM (no GPU needed): window width and when the batch-affine
+bucket rounds run, checked on bucket counts built from real digit decompositions."""
+
+from __future__ import annotations
+
+import random
+
+from cuzk.backends.cuda import _affine_pays, choose_window
+from cuzk.curves import get_curve
+
+
+def _bucket_counts(scalars: list[int], c: int, bits: int) -> list[int]:
+    """Counts per bucket of a tabled MSM (all windows share 2^(c-1) buckets; signed digits,
+    zero digits skipped) - the same histogram the device builds."""
+    nb = 1 << (c - 1)
+    counts = [0] * (nb + 1)
+    nw = bits // c + 1
+    for k in scalars:
+        carry = 0
+        for w in range(nw):
+            d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
+            carry = 0
+            if d > nb:
+                d -= 1 << c
+                carry = 1
+            if d:
+                counts[abs(d)] += 1
+    return counts[1:]
+
+
+def _pays(scalars: list[int], c: int, bits: int) -> bool:
+    counts = _bucket_counts(scalars, c, bits)
+    return _affine_pays(max(counts), sum(counts), len(counts))
+
+
+def test_uniform_scalars_skip_affine_rounds_even_with_a_short_top_window() -> None:
+    r = get_curve("bls12_381").r
+    rng = random.Random(7)
+    scalars = [rng.randrange(r) for _ in range(4000)]
+    # c = 11 leaves a 2-bit top window: its few buckets hold ~10x the mean (the 2^26, c = 22
+    # case on the device) but a small share of all entries.
+    counts = _bucket_counts(scalars, 11, 255)
+    assert max(counts) > 8 * sum(counts) // len(counts)
+    assert not _pays(scalars, 11, 255)
+    assert not _pays(scalars, 8, 255)
+
+
+def test_mostly_binary_witness_takes_affine_rounds() -> None:
+    r = get_curve("bls12_381").r
+    rng = random.Random(8)
+    scalars = [rng.choice((0, 1)) if rng.random() < 0.78 else rng.randrange(r) for _ in range(4000)]
+    assert _pays(scalars, 11, 255)
+
+
+def test_edge_counts() -> None:
+    assert not _affine_pays(0, 0, 1 << 10)
+    assert not _affine_pays(1, 1, 1)  # one entry in one bucket: nothing to batch
+    assert _affine_pays(1000, 1000, 1 << 10)  # everything in one bucket
+
+
+def test_window_grows_with_size_and_g2_takes_wider_windows() -> None:
+    ws = [choose_window(1 << k, 255) for k in range(10, 27, 2)]
+    assert ws == sorted(ws) and ws[0] < ws[-1]
+    assert all(3 <= w <= 22 for w in ws)
+    # G2 additions cost ~3x more, so the per-bucket overhead weighs less: wider windows
+    assert choose_window(1 << 20, 255, group=2) > choose_window(1 << 20, 255)
