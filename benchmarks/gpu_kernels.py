@@ -29,6 +29,7 @@ import cupy as cp  # noqa: E402
 
 from cuzk.backends.cuda import (  # noqa: E402
     DEFAULT_MSM_AFFINE_ROUNDS,
+    MODULES,
     CudaBackend,
     choose_window,
 )
@@ -193,14 +194,7 @@ def warm(curves: list[str]) -> None:
     cache then serves later processes)."""
     jobs = []
     for cv in curves:
-        for kind, group in (
-            ("fr", 0),
-            ("msm", 1),
-            ("msm", 2),
-            ("aux", 1),
-            ("aux", 2),
-            ("msm_staged", 1),
-        ):
+        for kind, group in MODULES:
             code = (
                 "from cuzk.backends.cuda import CudaBackend;"
                 f"CudaBackend().module({cv!r}, {kind!r}, {group}).load_all()"
@@ -227,17 +221,13 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+staged (tokens: inl, outline, affN, auto, "
-        "staged, direct)",
+        help="MSM variants to time, e.g. inl,auto,outline+aff2 (tokens: inl, outline, affN, auto)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
     ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
-    ap.add_argument(
-        "--ntt-twiddles", default="", help="tiled NTT twiddle modes: table,split,split_table"
-    )
     ap.add_argument(
         "--ntt-impls", default="", help="NTT implementations to time, e.g. radix4,tiled"
     )
@@ -293,15 +283,13 @@ def main() -> None:
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
-        # batch-affine rounds), auto (the defaults), staged / direct (bucket scatter)
-        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_scatter = "inl", 0, "direct"
+        # batch-affine rounds), auto (the defaults)
+        gpu.msm_sum, gpu.msm_affine_rounds = "inl", 0
         for tok in m.split("+"):
             if tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("aff"):
                 gpu.msm_affine_rounds = int(tok[3:])
-            elif tok in ("staged", "direct"):
-                gpu.msm_scatter = tok
             else:
                 gpu.msm_sum = tok
         return "" if len(modes) == 1 else "/" + m
@@ -415,14 +403,10 @@ def main() -> None:
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
-        tws = [w for w in args.ntt_twiddles.split(",") if w] or [gpu.ntt_twiddles]
-        # (implementation, twiddle mode) pairs; twiddle modes apply to the tiled NTT only
-        variants = [(i, w) for i in impls for w in (tws if i in ("", "tiled") else tws[:1])]
-        for impl, tw in variants:
+        for impl in impls:
             if impl:
                 gpu.ntt_impl = impl
-            gpu.ntt_twiddles = tw
-            tag = (f"/{impl}" if len(impls) > 1 else "") + (f"/tw={tw}" if len(tws) > 1 else "")
+            tag = f"/{impl}" if len(impls) > 1 else ""
             for logn in _ints(args.ntt):
                 n = 1 << logn
                 a = random_scalars(c, n, "uniform", seed)

@@ -75,8 +75,6 @@ def _expected(curve: str, kind: str, group: int) -> dict[str, str]:
     cs = {"bls12_381": "cuzk::bls12_381", "bn254": "cuzk::bn254"}[curve]
     if kind == "fr":
         return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
-    if kind == "msm_staged":
-        return {"msm_stage": f"gpu::msm_stage<{cs}, {group}>", "msm_unstage": "gpu::msm_unstage"}
     ks = cuda.MSM_KERNELS if kind == "msm" else cuda.AUX_KERNELS
     return {k: f"gpu::{k}<{cs}, {group}>" for k in ks}
 
@@ -114,15 +112,12 @@ def test_script_enumerates_what_the_backend_builds(monkeypatch):
         built.append((cuda.module_label(curve, kind, group), list(mod.names.values())))
     assert [(j[0], j[1]) for j in jobs] == built
     assert len(jobs) == len({j[0] for j in jobs}) == 2 * len(cuda.MODULES)
-    # warm_up builds a subset of them; the MSM's staged scatter asks for msm_staged per group
+    # warm_up builds exactly these modules
     _Recorder.built = []
     gpu._modules = {}
     gpu.warm_up()
     warm = {(label, tuple(n.values())) for label, n in _Recorder.built}
-    assert warm <= {(label, tuple(names)) for label, names in built}
-    kinds = {(k, g) for k, g in cuda.MODULES}
-    assert {("msm_staged", 1), ("msm_staged", 2)} <= kinds
-    assert set(cuda.WARM_MODULES) <= kinds
+    assert warm == {(label, tuple(names)) for label, names in built}
 
 
 class _FakeRaw:
@@ -181,9 +176,7 @@ def test_nvrtc_cubin_of_smallest_module(tmp_path):
     script = _script()
     if script.find_lib() is None:
         pytest.skip("libnvrtc not found")
-    curve, kind, group, names = next(
-        m for m in cuda.all_modules() if m[:3] == ("bn254", "msm_staged", 1)
-    )
+    curve, kind, group, names = next(m for m in cuda.all_modules() if m[:3] == ("bn254", "aux", 1))
     source, options = cuda._source(), cuda._options()
     label, rc, log, _secs, written = script._job(
         ("x", list(names.values()), "sm_90", str(tmp_path), source, options)

@@ -268,56 +268,6 @@ def test_groth16_h_tiled_matches_radix4(gpu, rng, curve, coefficients):
         assert np.array_equal(cp.asnumpy(a), keep)  # inputs are only read
 
 
-def _per_twiddles(gpu, method, *args, **kw) -> dict:
-    """method(*args) of the tiled NTT under each twiddle mode (cuda_fr.NTT_TWIDDLES), plus
-    "split@L": split with ntt_split_min_log = L = log2(n) (only the last pass split; the
-    earlier ones read 2^(b+s)-entry stage tables). Results stay on the device."""
-    from cuzk.backends.cuda_fr import NTT_TWIDDLES
-
-    logn = int(args[1].reshape(-1, 4).shape[0]).bit_length() - 1
-    keep = gpu._ntt_impl, gpu._ntt_twiddles, gpu._ntt_split_min_log
-    out = {}
-    try:
-        gpu.ntt_impl = "tiled"
-        for mode in (*NTT_TWIDDLES, f"split@{logn}"):
-            gpu.ntt_twiddles, _, low = mode.partition("@")
-            gpu.ntt_split_min_log = int(low or 0)
-            out[mode] = cp.asarray(method(*args, **kw))
-    finally:
-        gpu._ntt_impl, gpu._ntt_twiddles, gpu._ntt_split_min_log = keep
-    return out
-
-
-@pytest.mark.parametrize("curve", CURVES)
-def test_ntt_split_twiddles_match_table_all_sizes(gpu, rng, curve):
-    """The split twiddle modes against the per-butterfly table, bit for bit, at every size
-    2^0..2^24 (unreduced inputs): fr_ntt forward, coset, inverse and coset inverse, and
-    groth16_h in both conventions. The table mode itself is checked against the radix-4
-    kernels and the reference above. CUZK_NTT_TEST_MAX_LOG moves the bound."""
-    c = get_curve(curve)
-    top = int(os.environ.get("CUZK_NTT_TEST_MAX_LOG", "24"))
-    for logn in range(0, top + 1):
-        n = 1 << logn
-        a = _random_limbs(n, rng.randrange(2**32))
-        w = c.root_of_unity(n, rng.choice(("snarkjs", "bellman")))
-        s = rng.randrange(1, c.r)
-        for kw in ({}, {"shift": s}, {"inverse": True}, {"inverse": True, "shift": s}):
-            got = _per_twiddles(gpu, gpu.fr_ntt, c, a, w, **kw)
-            for mode, v in got.items():
-                assert cp.array_equal(v, got["table"]), (logn, kw, mode)
-            del got
-        b, cc = (_random_limbs(n, rng.randrange(2**32)) for _ in range(2))
-        for coefficients in (False, True):
-            w = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
-            shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
-            got = _per_twiddles(gpu, gpu.groth16_h, c, a, b, cc, w, shift, coefficients)
-            for mode, v in got.items():
-                assert cp.array_equal(v, got["table"]), (logn, coefficients, mode)
-            del got
-        del a, b, cc
-        cp.get_default_memory_pool().free_all_blocks()
-
-
 @pytest.mark.parametrize("curve", CURVES)
 def test_csr_matvec(gpu, rng, curve):
     c = get_curve(curve)

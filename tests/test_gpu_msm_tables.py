@@ -165,30 +165,3 @@ def test_affine_rounds_large_by_discrete_log(gpu, rng, curve):
             gpu.drop_msm_tables()
     finally:
         gpu.msm_affine_rounds = old
-
-
-@pytest.mark.parametrize("curve", CURVES)
-@pytest.mark.parametrize("tables", (False, True))
-def test_staged_scatter_matches_direct(gpu, rng, curve, tables):
-    """The two-step bucket scatter gives the same MSM as the direct one (uniform and mostly
-    binary scalars, with and without window tables) and the discrete-log answer."""
-    c = get_curve(curve)
-    n = (1 << 14) + rng.randrange(0, 999)
-    ks = [rng.randrange(1, c.r) for _ in range(n)]
-    pts = cp.asarray(_points(gpu, c, 1, ks))
-    if tables:
-        assert gpu.precompute_msm(c, pts, 1) > 0
-    old = gpu.msm_scatter
-    try:
-        for kind in ("edge", "bits"):
-            s = _scalars(rng, c.r, n, kind)
-            sd = cp.asarray(fr_from_ints(c, s))
-            gpu.msm_scatter = "staged"
-            staged = cp.asnumpy(gpu.g1_msm(c, pts, sd))
-            gpu.msm_scatter = "direct"
-            direct = cp.asnumpy(gpu.g1_msm(c, pts, sd))
-            total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
-            assert np.array_equal(staged, direct)
-            assert np.array_equal(staged, _points(gpu, c, 1, [total])[0])
-    finally:
-        gpu.msm_scatter = old

@@ -10,9 +10,7 @@ _scaling, _stage_tw) against a stand-in for CuPy whose kernels are either
   kernels' stride loops then cover each tile and __syncthreads is a no-op) over the shared
   field headers: this catches type and index errors of the real code (not races).
 Results are compared with cuzk.reference's NTT and Groth16 h. Small tile shapes make the
-small sizes run 1, 2, 3 and more passes, columns, gathered loads and one-block transforms,
-each under every twiddle mode (cuda_fr.NTT_TWIDDLES: per-butterfly table, and the split
-passes: four-step factor per element, then a 2^s-entry table).
+small sizes run 1, 2, 3 and more passes, columns, gathered loads and one-block transforms.
 Needs no GPU.
 """
 
@@ -89,7 +87,7 @@ class _Kernel:
         assert 1 <= block[0] <= 1024
         limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
         assert shared_mem <= limit, (shared_mem, limit)
-        self.dev.launches.append((self.body.__name__, grid[0], args))
+        self.dev.launches.append((self.body.__name__, grid[0]))
         self.body(self.fld, grid[0], block[0], shared_mem, *args)
 
 
@@ -109,19 +107,6 @@ def ntt_stage_twiddles(f, grid, block, shared, tw, n, logn, lo, hi, lb):
                 st = idx.bit_length() - 1  # 31 - __clz(idx)
                 e = (idx - (1 << st)) << (logn - 1 - st)
             _put(tw, idx, _pow_from_tables(f, lo, hi, e, lb))
-
-
-def split_mul(f, x, i, row, b, s, flo, fhi, flb):
-    L = i & ((1 << b) - 1)
-    e = ((L * _bitrev(row, s)) % 2**32) & ((1 << (b + s)) - 1)  # uint32 arithmetic
-    if not e:
-        return x
-    if _is_ptr(fhi):
-        return f.mul(x, _pow_from_tables(f, flo, fhi, e, flb))
-    half = 1 << (b + s - 1)
-    assert half + (e & (half - 1)) < len(flo)
-    w = _get(flo, half + (e & (half - 1)))
-    return f.mul(x, f.sub(0, w) if e & half else w)
 
 
 def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif):
@@ -156,11 +141,8 @@ def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif):
 
 
 def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif,
-             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2, tws, flo, fhi, flb):  # fmt: skip
+             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2):  # fmt: skip
     logn, b, s, cb, logc = int(logn), int(b), int(s), int(cb), int(logc)
-    split = _is_ptr(tws)
-    if split:  # the kernel's split passes: after the first, no second transform
-        assert b > 0 and not _is_ptr(tw2) and len(tws) == 1 << s
     m0, g1, w1, g2, lb, pre = int(m0), int(g1), int(w1), int(g2), int(lb), int(pre)
     n = 1 << logn
     cmask = (1 << logc) - 1
@@ -194,16 +176,11 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
                         x -= f.r
                 if _is_ptr(lo) and pre == 1:
                     x = f.mul(x, factor(_bitrev(src, logn) if erev else src))
-                if split and not dif:
-                    x = split_mul(f, x, i, u >> logc, b, s, flo, fhi, int(flb))
                 sm[u] = x
         # every block owns its elements alone: in-place passes are race-free
         assert len(mine) == tile and not (mine & seen) and max(mine) < n
         seen |= mine
-        if split:
-            tile_stages(f, block, sm, tws, 0, 0, s, s, logc, dif)
-        else:
-            tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif)
+        tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif)
         if _is_ptr(tw2):
             if _is_ptr(lo) and pre == 2:
                 for tid in range(block):
@@ -215,8 +192,6 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
             for u in range(tid, tile, block):
                 i = index(u)
                 x = sm[u]
-                if split and dif:
-                    x = split_mul(f, x, i, u >> logc, b, s, flo, fhi, int(flb))
                 if _is_ptr(lo) and pre == 0:
                     x = f.mul(x, factor(i))
                 if _is_ptr(pa):
@@ -258,15 +233,12 @@ class _Consts:
 
 
 class _Model(cuda_fr.FrKernels):
-    def __init__(
-        self, dev: _Device, tile_log: int, cols_log: int, threads: int, twiddles: str = "table"
-    ) -> None:
+    def __init__(self, dev: _Device, tile_log: int, cols_log: int, threads: int) -> None:
         self.dev = dev
         self._twiddles = {}
         self._consts = {}
         self._mods = {}
         self.ntt_impl = "tiled"
-        self.ntt_twiddles = twiddles
         self.ntt_tile_log, self.ntt_cols_log, self.ntt_threads = tile_log, cols_log, threads
 
     def module(self, curve, kind, group=1):
@@ -296,8 +268,8 @@ def model(monkeypatch):
     dev = _Device()
     monkeypatch.setattr(cuda_fr, "cp", dev)
 
-    def make(tile_log: int, cols_log: int, threads: int = 4, twiddles: str = "table") -> _Model:
-        return _Model(dev, tile_log, cols_log, threads, twiddles)
+    def make(tile_log: int, cols_log: int, threads: int = 4) -> _Model:
+        return _Model(dev, tile_log, cols_log, threads)
 
     return make
 
@@ -312,12 +284,11 @@ def _rand(rng: random.Random, r: int, n: int) -> list[int]:
             for _ in range(n)]  # fmt: skip
 
 
-@pytest.mark.parametrize("twiddles", cuda_fr.NTT_TWIDDLES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", SHAPES)
-def test_tiled_fr_ntt_model(model, rng, curve, shape, twiddles):
+def test_tiled_fr_ntt_model(model, rng, curve, shape):
     c = get_curve(curve)
-    m = model(*shape, twiddles=twiddles)
+    m = model(*shape)
     for logn in range(0, 8 if shape[0] < 11 else 5):
         n = 1 << logn
         vals = _rand(rng, c.r, n)
@@ -349,13 +320,12 @@ def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve):
     assert fr_to_ints(h) == ref.groth16_h(c, red, red, red, w, c.fr_generator, True)
 
 
-@pytest.mark.parametrize("twiddles", cuda_fr.NTT_TWIDDLES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", SHAPES[1:5])
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, twiddles):
+def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients):
     c = get_curve(curve)
-    m = model(*shape, twiddles=twiddles)
+    m = model(*shape)
     for logn in (0, 1, 2, 3, 5, 7):
         n = 1 << logn
         conv = "bellman" if coefficients else "snarkjs"
@@ -390,98 +360,6 @@ def test_tiled_launch_counts(model):
     big = model(11, 3, 256)
     big.fr_ntt(c, fr_from_ints(c, [1] * 2048), c.root_of_unity(2048))
     assert max(dev.shared_optin.values()) == 32 << 11
-
-
-# ntt_tile's arguments (fr_kernels.cuh) that the split tests look at
-_ARG = {"tw": 2, "b": 4, "s": 5, "tw2": 23, "tws": 24, "flo": 25, "fhi": 26}
-
-
-def _tile_args(dev: _Device) -> list[dict]:
-    return [{k: args[v] for k, v in _ARG.items()} for name, _, args in dev.launches
-            if name == "ntt_tile"]  # fmt: skip
-
-
-@pytest.mark.parametrize("twiddles", cuda_fr.NTT_TWIDDLES)
-def test_split_passes_read_small_tables(model, rng, twiddles):
-    """Which passes run split and what they read: "table" never splits; the split modes split
-    every pass after the first (also the DIF passes of groth16_h) and no pass reads a stage
-    table longer than 2^(b+s); "split" passes read nothing longer than 2^s (tws) or
-    2^ceil((b+s)/2) (the power tables of F): at 2^9 with tiles of 2^3 no table has more
-    than 2^5 entries, where "table" reads the 2^9-entry one."""
-    c = get_curve("bls12_381")
-    m = model(3, 1, 4, twiddles=twiddles)
-    logn = 9
-    n = 1 << logn
-    vals = _rand(rng, c.r, n)
-    w = c.root_of_unity(n, "bellman")
-    m.fr_ntt(c, fr_from_ints(c, vals), w, shift=c.fr_generator)
-    m.groth16_h(c, *(fr_from_ints(c, vals) for _ in range(3)), w, c.fr_generator, True)
-    launches = _tile_args(m.dev)
-    gathered, plain = (len(cuda_fr.plan_passes(logn, 3, 1, g)) for g in (True, False))
-    assert len(launches) == 2 * gathered + 3 * (2 * plain - 1) and plain == 4
-    longest = 0
-    for a in launches:
-        split = _is_ptr(a["tws"])
-        assert split == (twiddles != "table" and a["b"] > 0), a
-        tables = [a[k] for k in ("tw", "tw2", "tws", "flo", "fhi") if _is_ptr(a[k])]
-        if twiddles == "table":
-            assert all(len(t) == n for t in tables)
-            continue
-        bs = a["b"] + a["s"]
-        assert all(len(t) <= 1 << bs for t in tables), a
-        if split:
-            assert len(a["tws"]) == 1 << a["s"]
-            assert _is_ptr(a["fhi"]) == (twiddles == "split")
-            if twiddles == "split":
-                assert max(len(a["flo"]), len(a["fhi"])) == 1 << -(-bs // 2)
-            longest = max(longest, *(len(t) for t in tables if t is not a["tw"]))
-    assert longest == (32 if twiddles == "split" else n if twiddles == "split_table" else 0)
-
-
-@pytest.mark.parametrize("twiddles", ("split", "split_table"))
-def test_split_min_log(model, rng, twiddles):
-    """ntt_split_min_log: passes with b + s below it keep per-butterfly twiddles (from the
-    2^(b+s)-entry stage table), the others split; results stay exact either way."""
-    c = get_curve("bn254")
-    for min_log in (5, 8, 11):
-        m = model(3, 1, 4, twiddles=twiddles)
-        m.ntt_split_min_log = min_log
-        for logn in (6, 9, 10):
-            n = 1 << logn
-            vals = _rand(rng, c.r, n)
-            w = c.root_of_unity(n, "snarkjs")
-            m.dev.launches.clear()
-            got = fr_to_ints(m.fr_ntt(c, fr_from_ints(c, vals), w, inverse=True, shift=5))
-            assert got == ref.ntt(c, vals, w, inverse=True, shift=5)
-            for a in _tile_args(m.dev):
-                bs = a["b"] + a["s"]
-                assert _is_ptr(a["tws"]) == (a["b"] > 0 and bs >= min_log), (min_log, logn, a)
-                if not _is_ptr(a["tws"]):
-                    assert len(a["tw"]) == 1 << bs
-
-
-def test_ntt_twiddles_selection(model, monkeypatch):
-    """The old twiddles stay the default; CUZK_NTT_TWIDDLES / CUZK_NTT_SPLIT_MIN_LOG select,
-    an assignment wins."""
-    m = model(3, 1)
-    m._ntt_twiddles = None
-    monkeypatch.delenv("CUZK_NTT_TWIDDLES", raising=False)
-    monkeypatch.delenv("CUZK_NTT_SPLIT_MIN_LOG", raising=False)
-    assert m.ntt_twiddles == "table" and m.ntt_split_min_log == 0
-    monkeypatch.setenv("CUZK_NTT_SPLIT_MIN_LOG", "21")
-    assert m.ntt_split_min_log == 21
-    m.ntt_split_min_log = 3
-    assert m.ntt_split_min_log == 3
-    monkeypatch.setenv("CUZK_NTT_TWIDDLES", "split")
-    assert m.ntt_twiddles == "split"
-    m.ntt_twiddles = "split_table"
-    assert m.ntt_twiddles == "split_table"
-    with pytest.raises(ValueError):
-        m.ntt_twiddles = "fast"
-    m._ntt_twiddles = None
-    monkeypatch.setenv("CUZK_NTT_TWIDDLES", "bogus")
-    with pytest.raises(ValueError):
-        _ = m.ntt_twiddles
 
 
 @pytest.mark.parametrize("tile_log,cols_log", [(1, 0), (2, 1), (3, 1), (5, 3), (10, 3), (11, 3),
@@ -553,15 +431,13 @@ extern "C" void tile_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,   
     const uint64_t* tw, int logn, int b, int s, int cb, int logc, int m0, int g1, int w1,    \
     int g2, int dif, int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb, \
     int pre, int erev, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,         \
-    const uint64_t* tw2, const uint64_t* tws, const uint64_t* flo, const uint64_t* fhi,      \
-    int flb) {                                                                               \
+    const uint64_t* tw2) {                                                                   \
     blockDim.x = 1;                                                                          \
     threadIdx.x = 0;                                                                         \
     for (uint32_t k = 0; k < grid; k++) {                                                    \
         blockIdx.x = k;                                                                      \
         gpu::ntt_tile<CS>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather,    \
-                          reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2, tws, flo, fhi,   \
-                          flb);                                                              \
+                          reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2);                 \
     }                                                                                        \
 }                                                                                            \
 extern "C" void stw_##NAME(uint32_t grid, uint32_t block, uint64_t* tw, uint32_t n,         \
@@ -627,15 +503,14 @@ class _HostModel(_Model):
         return self._mods[c.name]
 
 
-@pytest.mark.parametrize("twiddles", cuda_fr.NTT_TWIDDLES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", ((2, 1, 2), (3, 1, 4), (5, 3, 8), (11, 2, 256)))
-def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape, twiddles):
+def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape):
     monkeypatch.setattr(cuda_fr, "cp", _Device())
-    m = _HostModel(cuda_fr.cp, *shape, twiddles=twiddles)
+    m = _HostModel(cuda_fr.cp, *shape)
     m.lib = host_kernels
     c = get_curve(curve)
-    for logn in range(0, 13):
+    for logn in range(0, 13 if shape[0] >= 5 else 9):
         n = 1 << logn
         raw = [rng.randrange(2**256) if rng.random() < 0.1 else rng.randrange(c.r)
                for _ in range(n)]  # fmt: skip

@@ -60,10 +60,8 @@ MSM_KERNELS = (
     "msm_aff_inv_expand",
 )
 AUX_KERNELS = ("fixed_base_mul", "xyzz_sum_affine")
-# Every (kind, group) module the backend builds per curve: warm_up's set, then the opt-in
-# staged scatter (compiled only when CUZK_MSM_SCATTER=staged runs an MSM of that group).
-WARM_MODULES = (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2))
-MODULES = WARM_MODULES + (("msm_staged", 1), ("msm_staged", 2))
+# Every (kind, group) module the backend builds per curve (warm_up builds them all).
+MODULES = (("fr", 0), ("msm", 1), ("msm", 2), ("aux", 1), ("aux", 2))
 
 
 def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
@@ -71,8 +69,6 @@ def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
     cs = _CURVE_STRUCT[curve]
     if kind == "fr":
         return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
-    if kind == "msm_staged":
-        return {"msm_stage": f"gpu::msm_stage<{cs}, {group}>", "msm_unstage": "gpu::msm_unstage"}
     if kind in ("msm", "aux"):
         kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
         return {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
@@ -343,9 +339,6 @@ class CudaBackend(FrKernels):
         self.msm_affine_rounds = int(
             os.environ.get("CUZK_MSM_AFFINE_ROUNDS", str(DEFAULT_MSM_AFFINE_ROUNDS))
         )
-        # Bucket scatter: "direct" (msm_scatter) or "staged" (two steps through coarse bins,
-        # opt-in until measured on a GPU). Env CUZK_MSM_SCATTER.
-        self.msm_scatter = os.environ.get("CUZK_MSM_SCATTER", "direct")
         # msm_tables=False ignores built window tables.
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
@@ -367,7 +360,7 @@ class CudaBackend(FrKernels):
     def warm_up(self, curves: tuple[str, ...] = ("bls12_381", "bn254")) -> None:
         """Compile (or load from CuPy's or the cubin cache) every module for these curves now."""
         for name in curves:
-            for kind, group in WARM_MODULES:
+            for kind, group in MODULES:
                 self.module(name, kind, group).load_all()
 
     def _fr(self, c: Curve) -> _FrConsts:
@@ -516,16 +509,11 @@ class CudaBackend(FrKernels):
         marks("scan")
         cursor = off[:nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
-        if self.msm_scatter == "staged" and nw <= 32:
-            self._staged_scatter(
-                c, group, pts, sc, n, cw, nw, shared, off, nb, total, cursor, entries
-            )
-        else:
-            mod["msm_scatter"](
-                _grid(n),
-                (_BLOCK,),
-                (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
-            )
+        mod["msm_scatter"](
+            _grid(n),
+            (_BLOCK,),
+            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
+        )
         marks("scatter")
         # Affine rounds paid off only when one bucket holds a large share of all entries (the
         # ones of a mostly-binary witness: 2^26 131 -> 120 ms on the H200); on uniform scalars
@@ -596,36 +584,6 @@ class CudaBackend(FrKernels):
         if self.msm_profile is not None:
             self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
         return out
-
-    def _staged_scatter(
-        self,
-        c: Curve,
-        group: int,
-        pts: Any,
-        sc: Any,
-        n: int,
-        cw: int,
-        nw: int,
-        shared: int,
-        off: Any,
-        nb: int,
-        total: int,
-        cursor: Any,
-        entries: Any,
-    ) -> None:
-        """msm_scatter in two steps (kernels.cu msm_stage / msm_unstage): runs per coarse bin
-        of at most 256, then the buckets within each bin."""
-        smod = self.module(c, "msm_staged", group)
-        fb = max(0, (nb - 1).bit_length() - 8)
-        first = cp.minimum(cp.arange(256, dtype=cp.int64) << fb, nb)
-        bin_cursor = off[first].astype(cp.uint32)  # where each bin's slice starts
-        staged = cp.empty(max(total, 1), dtype=cp.uint64)
-        smod["msm_stage"](
-            _grid(n),
-            (_BLOCK,),
-            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), _i32(fb), bin_cursor, staged),
-        )
-        smod["msm_unstage"](_grid(total), (_BLOCK,), (staged, _u32(total), cursor, entries))
 
     def _affine_rounds(
         self,

@@ -46,14 +46,6 @@ NTT_IMPLS = ("tiled", "radix4")
 # Backend attributes ntt_tile_log / ntt_cols_log / ntt_threads override them (tuning).
 TILE_LOG, COLS_LOG, THREADS = 11, 2, 256
 _SHARED_DEFAULT = 48 << 10  # dynamic shared memory allowed without the opt-in attribute
-# Twiddles of the tiled passes after the first (ntt_tile in fr_kernels.cuh): "table" reads
-# ω_{2^(st+1)}^j per butterfly from the n-entry stage table (2^24: 512 MiB, beyond L2);
-# "split" multiplies each element by a four-step factor F(row) from two ~2^((b+s)/2)-entry
-# power tables and runs the pass's stages on a 2^s-entry table (one more product per element
-# and split pass; no n-entry table is read or even built: 2^26: 2 GiB less per root);
-# "split_table" the same with F read from the stage table (one read per element instead of
-# one per butterfly, no extra product).
-NTT_TWIDDLES = ("table", "split", "split_table")
 
 
 def plan_passes(logn: int, tile_log: int, cols_log: int, gather: bool) -> list[dict]:
@@ -91,12 +83,6 @@ def plan_passes(logn: int, tile_log: int, cols_log: int, gather: bool) -> list[d
     return passes
 
 
-def _one_of(what: str, allowed: tuple[str, ...], value: str) -> str:
-    if value not in allowed:
-        raise ValueError(f"unknown {what} {value!r} (one of {allowed})")
-    return value
-
-
 class FrKernels:
     module: Any
     to_device: Any
@@ -107,44 +93,21 @@ class FrKernels:
     ntt_tile_log: int = TILE_LOG
     ntt_cols_log: int = COLS_LOG
     ntt_threads: int = THREADS
-    _ntt_twiddles: str | None = None
-    _ntt_split_min_log: int | None = None
 
     @property
     def ntt_impl(self) -> str:
         """The NTT kernels: "tiled" (default) or "radix4" (the first ones). CUZK_NTT_IMPL
         overrides the default, an assignment to the attribute overrides both."""
-        return _one_of("NTT implementation", NTT_IMPLS,
-                       self._ntt_impl or os.environ.get("CUZK_NTT_IMPL") or "tiled")
+        impl = self._ntt_impl or os.environ.get("CUZK_NTT_IMPL") or "tiled"
+        if impl not in NTT_IMPLS:
+            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
+        return impl
 
     @ntt_impl.setter
     def ntt_impl(self, impl: str) -> None:
-        self._ntt_impl = _one_of("NTT implementation", NTT_IMPLS, impl)
-
-    @property
-    def ntt_twiddles(self) -> str:
-        """Twiddles of the tiled NTT (NTT_TWIDDLES): "table" (default), "split" or
-        "split_table". CUZK_NTT_TWIDDLES overrides the default, an assignment both."""
-        return _one_of("NTT twiddles", NTT_TWIDDLES,
-                       self._ntt_twiddles or os.environ.get("CUZK_NTT_TWIDDLES") or "table")
-
-    @ntt_twiddles.setter
-    def ntt_twiddles(self, mode: str) -> None:
-        self._ntt_twiddles = _one_of("NTT twiddles", NTT_TWIDDLES, mode)
-
-    @property
-    def ntt_split_min_log(self) -> int:
-        """Split modes: a pass after the first is split when b + s >= this (the others read a
-        stage table of 2^(b+s) entries); 0 (default) splits all of them. CUZK_NTT_SPLIT_MIN_LOG
-        overrides the default, an assignment both (tuning: e.g. split only the passes whose
-        table would not fit the L2)."""
-        if self._ntt_split_min_log is not None:
-            return self._ntt_split_min_log
-        return int(os.environ.get("CUZK_NTT_SPLIT_MIN_LOG") or 0)
-
-    @ntt_split_min_log.setter
-    def ntt_split_min_log(self, value: int) -> None:
-        self._ntt_split_min_log = int(value)
+        if impl not in NTT_IMPLS:
+            raise ValueError(f"unknown NTT implementation {impl!r} (one of {NTT_IMPLS})")
+        self._ntt_impl = impl
 
     def fr_mul(self, curve: Curve, a: Any, b: Any) -> Any:
         c = get_curve(curve)
@@ -249,29 +212,6 @@ class FrKernels:
             self._twiddles[key] = tw
         return tw
 
-    def _pass_tw(self, c: Curve, omega: int, logn: int, ps: dict) -> tuple[Any, tuple | None]:
-        """Twiddles of one pass of a transform with root ω: (tw, split) for _tile_launch.
-        "table": the n-entry stage table, no split. Split modes: the stage table's entries
-        depend on the stage only (ω_{2^(st+1)} = ω^(2^(logn-1-st))), so a pass reads the
-        2^(b+s)-entry table of ω^(2^(logn-b-s)); passes after the first with b + s >=
-        ntt_split_min_log get split = (tws, flo, fhi, flb): tws the 2^s-entry table,
-        F = ω_{2^(b+s)}^e from power tables ("split") or that 2^(b+s)-entry table."""
-        mode = self.ntt_twiddles
-        if mode == "table":
-            return self._stage_tw(c, omega, logn), None
-        r = c.r
-        b, s = ps["b"], ps["s"]
-        bs = b + s
-        if b == 0 or bs < self.ntt_split_min_log:
-            return self._stage_tw(c, pow(omega, 1 << (logn - bs), r), bs), None
-        tws = self._stage_tw(c, pow(omega, 1 << (logn - s), r), s)
-        root = pow(omega, 1 << (logn - bs), r)  # ω_{2^(b+s)}
-        if mode == "split":
-            flo, fhi, flb = self._scaling(c, 1, root, bs)
-        else:
-            flo, fhi, flb = self._stage_tw(c, root, bs), _NULL, 0
-        return tws, (tws, flo, fhi, flb)
-
     def _scaling(self, c: Curve, scale: int, g: int | None, logn: int) -> tuple[Any, Any, int]:
         """(lo, hi, lb) for ntt_tile: factor(e) = scale·g^e (Montgomery), or the scalar scale
         (hi null) when g is None. Powers as in _FrConsts.tables, with scale folded into lo."""
@@ -322,14 +262,11 @@ class FrKernels:
         erev: bool = False,
         pointwise: tuple[Any, Any, Any] | None = None,
         tw2: Any = None,
-        split: tuple | None = None,
     ) -> None:
         """One ntt_tile launch for pass ps of plan_passes (arguments as in fr_kernels.cuh)."""
         fn, _ = self._tile_fn(c)
         lo, hi, lb = scaling if scaling is not None else (_NULL, _NULL, 0)
         pa, pb, zinv = pointwise if pointwise is not None else (_NULL, _NULL, _NULL)
-        tws, flo, fhi, flb = split if split is not None else (_NULL, _NULL, _NULL, 0)
-        assert split is None or (ps["b"] > 0 and tw2 is None)  # the kernel's split passes
         tile = 1 << (ps["s"] + ps["logc"])
         fn(
             (1 << (logn - ps["s"] - ps["logc"]),),
@@ -352,10 +289,6 @@ class FrKernels:
                 pb,
                 zinv,
                 tw2 if tw2 is not None else _NULL,
-                tws,
-                flo,
-                fhi,
-                _i32(flb),
             ),
             shared_mem=32 * tile,
         )
@@ -379,11 +312,11 @@ class FrKernels:
         first pass's load (pre; e = source index) or in the last pass's store (e = output
         index). pointwise: (pa, pb, zinv) of the last pass's store."""
         _, tile_log = self._tile_fn(c)
+        tw = self._stage_tw(c, omega, logn)
         passes = plan_passes(logn, tile_log, self.ntt_cols_log, gather)
         for k, ps in enumerate(passes):
             first, final = k == 0, k == len(passes) - 1
             use = (first if pre else final) and scaling is not None
-            tw, split = self._pass_tw(c, omega, logn, ps)
             self._tile_launch(
                 c,
                 logn,
@@ -396,7 +329,6 @@ class FrKernels:
                 scaling=scaling if use else None,
                 pre=int(pre),
                 pointwise=pointwise if final else None,
-                split=split,
             )
 
     def _tiled_coset(
@@ -414,13 +346,13 @@ class FrKernels:
         (bit-reversed -> natural). The DIF's last pass and the DIT's first are the same tile
         (bits [0, s)): one launch does both and the scaling in between."""
         _, tile_log = self._tile_fn(c)
-        omega_inv = pow(omega, -1, c.r)
+        tw_inv = self._stage_tw(c, pow(omega, -1, c.r), logn)
+        tw = self._stage_tw(c, omega, logn)
         passes = plan_passes(logn, tile_log, self.ntt_cols_log, False)
         last = len(passes) - 1
         cur = src
         for ps in passes[:0:-1]:  # the DIF's high passes, top bits first
-            tw_inv, split = self._pass_tw(c, omega_inv, logn, ps)
-            self._tile_launch(c, logn, ps, cur, dst, tw_inv, True, reduce=cur is src, split=split)
+            self._tile_launch(c, logn, ps, cur, dst, tw_inv, True, reduce=cur is src)
             cur = dst
         self._tile_launch(
             c,
@@ -428,19 +360,19 @@ class FrKernels:
             passes[0],
             cur,
             dst,
-            self._pass_tw(c, omega_inv, logn, passes[0])[0],
+            tw_inv,
             True,
             reduce=cur is src,
             scaling=scaling,
             pre=2,
             erev=True,
             pointwise=pointwise if last == 0 else None,
-            tw2=self._pass_tw(c, omega, logn, passes[0])[0],
+            tw2=tw,
         )
         for k, ps in enumerate(passes[1:], 1):
-            tw, split = self._pass_tw(c, omega, logn, ps)
-            pw = pointwise if k == last else None
-            self._tile_launch(c, logn, ps, dst, dst, tw, False, pointwise=pw, split=split)
+            self._tile_launch(
+                c, logn, ps, dst, dst, tw, False, pointwise=pointwise if k == last else None
+            )
 
     def _fr_ntt_tiled(
         self, c: Curve, da: Any, omega: int, logn: int, inverse: bool, shift: int | None

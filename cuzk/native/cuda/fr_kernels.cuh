@@ -183,23 +183,6 @@ __device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* h
     return hi ? pow_from_tables<Fr>(lo, hi, e, lb) : ld16<Fr>(lo);
 }
 
-// x · F(row) of a split pass (see ntt_tile): F = ω_{2^(b+s)}^e, e = (L·rev_s(row)) mod 2^(b+s)
-// (uint32 wrap-around keeps the residue: b + s <= 32). With fhi: flo[e mod 2^flb]·fhi[e >> flb]
-// (Montgomery power tables of ω_{2^(b+s)}); else flo is a stage table (ntt_stage_twiddles) of
-// 2^(b+s) entries or more: its stage b+s−1 holds ω_{2^(b+s)}^j for j < 2^(b+s−1), and
-// ω_{2^(b+s)}^(j + 2^(b+s−1)) = −ω_{2^(b+s)}^j. e = 0 (row 0 or L = 0) costs nothing.
-template <class Fr>
-__device__ __forceinline__ Fr split_mul(Fr x, uint32_t i, uint32_t row, int b, int s,
-                                        const uint64_t* flo, const uint64_t* fhi, int flb) {
-    const uint32_t L = i & ((1u << b) - 1);
-    const uint32_t e = (L * bitrev(row, s)) & ((1u << (b + s)) - 1);
-    if (!e) return x;
-    if (fhi) return x * pow_from_tables<Fr>(flo, fhi, e, flb);
-    const uint32_t half = 1u << (b + s - 1);
-    Fr w = ld16<Fr>(flo + 4 * (size_t)(half + (e & (half - 1))));
-    return x * (e & half ? Fr::zero() - w : w);
-}
-
 // The s radix-2 stages st = b .. b+s-1 of one tile in shared memory (DIT ascending, DIF
 // descending; see ntt_tile for the layout). Ends with __syncthreads().
 template <class Fr>
@@ -250,24 +233,12 @@ __device__ __forceinline__ void tile_stages(Fr* sm, const uint64_t* tw, uint32_t
 // source index, or its bit reversal with erev), between the two transforms (pre = 2; e = i or
 // bitrev(i)) or in the store (pre = 0; e = i); the Groth16 pointwise out = (pa·pb − x)·zinv in
 // the store (pa, zinv may be null).
-// Split twiddles (tws non-null, CudaBackend.ntt_twiddles != "table"; passes with b > 0 and no
-// tw2): the pass's stage-st twiddle ω_{2^(st+1)}^(L + 2^b·m), L = i mod 2^b (fixed per column),
-// m < 2^k the row's low bits, factors as ω_{2^(b+k+1)}^L · ω_{2^(k+1)}^m. Summed over the pass's
-// stages the L-parts of row r are one factor F(r) = ω_{2^(b+s)}^(L·rev_s(r)) (the four-step
-// twiddle), so the pass equals: every element times F(r) (in the load; DIF, the transpose: in
-// the store), then the stages of a 2^s-point transform on tws = its stage table (2^s entries).
-// No extra product: the s·2^s/2 butterflies of a column lose their multiplication wherever
-// m = 0 (2^s − 1 of them), which pays for the 2^s − 1 factors F(r ≠ 0). F comes from flo/fhi
-// (see split_mul): with fhi the product of two power tables of ω_{2^(b+s)} (~2^((b+s)/2)
-// entries each: the pass reads no large table, one extra product per element), else the
-// stage table flo (one read per element instead of one per butterfly, no extra product).
 template <class C>
 __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
                          int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
                          int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
                          int pre, int erev, const uint64_t* pa, const uint64_t* pb,
-                         const uint64_t* zinv, const uint64_t* tw2, const uint64_t* tws,
-                         const uint64_t* flo, const uint64_t* fhi, int flb) {
+                         const uint64_t* zinv, const uint64_t* tw2) {
     typedef typename C::Fr Fr;
     extern __shared__ uint64_t sh[];
     Fr* sm = reinterpret_cast<Fr*>(sh);
@@ -282,14 +253,10 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
         Fr x = ld16<Fr>(in + 4 * (size_t)src);
         if (reduce) x = reduce_input(x);
         if (lo && pre == 1) x = x * scale_factor<Fr>(lo, hi, erev ? bitrev(src, logn) : src, lb);
-        if (tws && !dif) x = split_mul(x, i, u >> logc, b, s, flo, fhi, flb);
         sm[u] = x;
     }
     __syncthreads();
-    if (tws)  // rest = 0, b = 0, cb = s: the stage table's index is the row's low bits m alone
-        tile_stages(sm, tws, 0, 0, s, s, logc, dif);
-    else
-        tile_stages(sm, tw, rest, b, s, cb, logc, dif);
+    tile_stages(sm, tw, rest, b, s, cb, logc, dif);
     if (tw2) {
         if (lo && pre == 2) {
             for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
@@ -303,7 +270,6 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
     for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
         const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
         Fr x = sm[u];
-        if (tws && dif) x = split_mul(x, i, u >> logc, b, s, flo, fhi, flb);
         if (lo && pre == 0) x = x * scale_factor<Fr>(lo, hi, i, lb);
         if (pa) x = ld16<Fr>(pa + 4 * (size_t)i) * ld16<Fr>(pb + 4 * (size_t)i) - x;
         if (zinv) x = x * ld16<Fr>(zinv);

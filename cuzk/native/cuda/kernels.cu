@@ -278,56 +278,6 @@ __global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uin
     });
 }
 
-// Staged scatter (CudaBackend.msm_scatter = "staged", opt-in until measured): the same counting
-// sort in two steps, so the random 4-byte writes of msm_scatter (9 % of a 2^26 MSM) land in a
-// small window of the entries array. msm_stage: each block counts its entries per coarse bin
-// (key >> fb, at most 256 bins) in shared memory, reserves one run per bin with one global
-// atomic, and writes (key << 32 | row) runs that are contiguous per bin. msm_unstage: threads
-// read the staged entries in order (coalesced) and place them in their buckets; consecutive
-// threads write inside one bin's slice of the entries array, which stays in L2.
-constexpr int STAGE_MAX_WINDOWS = 32;
-
-template <class C, int G>
-__global__ void msm_stage(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                          int nw, int shared, int fb, uint32_t* bin_cursor, uint64_t* staged) {
-    typedef typename GroupOf<C, G>::F F;
-    __shared__ uint32_t cnt[256];
-    __shared__ uint32_t base[256];
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) cnt[b] = 0;
-    __syncthreads();
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t M = 1u << (c - 1);
-    uint32_t key[STAGE_MAX_WINDOWS], rank[STAGE_MAX_WINDOWS];
-    int k = 0;
-    if (i < n && nw <= STAGE_MAX_WINDOWS)
-        for_each_digit<F>(points, scalars, i, c, nw, [&](int w, int d) {
-            key[k] = bucket_key(w, d, M, shared);
-            rank[k] = atomicAdd(&cnt[key[k] >> fb], 1u);  // place within the block's run
-            k++;
-        });
-    __syncthreads();
-    for (int b = threadIdx.x; b < 256; b += blockDim.x)
-        base[b] = cnt[b] ? atomicAdd(&bin_cursor[b], cnt[b]) : 0;
-    __syncthreads();
-    if (k) {
-        // The digits again for rows and signs (cheaper than holding them in registers).
-        int j = 0;
-        for_each_digit<F>(points, scalars, i, c, nw, [&](int w, int d) {
-            const uint32_t row = (shared ? (uint32_t)w * n + i : i) | (d < 0 ? 0x80000000u : 0u);
-            staged[base[key[j] >> fb] + rank[j]] = ((uint64_t)key[j] << 32) | row;
-            j++;
-        });
-    }
-}
-
-__global__ void msm_unstage(const uint64_t* staged, uint32_t total, uint32_t* cursor,
-                            uint32_t* entries) {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= total) return;
-    const uint64_t e = staged[t];
-    entries[warp_atomic_inc(cursor, (uint32_t)(e >> 32))] = (uint32_t)e;
-}
-
 // Last b with off[b] <= t (off non-decreasing, off[0] = 0 <= t).
 __device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, uint32_t t) {
     uint32_t lo = 0, hi = nb;  // answer in [lo, hi)
