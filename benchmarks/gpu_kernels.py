@@ -221,7 +221,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,outline+aff2 (tokens: inl, outline, affN, auto)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
@@ -283,10 +283,12 @@ def main() -> None:
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
-        # batch-affine rounds), auto (the defaults)
-        gpu.msm_sum, gpu.msm_affine_rounds = "inl", 0
+        # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block)
+        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         for tok in m.split("+"):
-            if tok == "auto":
+            if tok[:1] == "b" and tok[1:].isdigit():
+                gpu.msm_acc_block = int(tok[1:])
+            elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("aff"):
                 gpu.msm_affine_rounds = int(tok[3:])

@@ -334,6 +334,8 @@ class CudaBackend(FrKernels):
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
         # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
+        # threads per block of the first-level bucket sums (registers decide the occupancy)
+        self.msm_acc_block = int(os.environ.get("CUZK_MSM_ACC_BLOCK", "256"))
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
         self.msm_affine_rounds = int(
@@ -546,8 +548,9 @@ class CudaBackend(FrKernels):
                 nt = int(toff[-1].get())
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
+                    ab = self.msm_acc_block
                     mod[acc_entries](
-                        _grid(nt), (_BLOCK,), (src, ents, off, toff, _u32(nb), _u32(T), part)
+                        _grid(nt, ab), (ab,), (src, ents, off, toff, _u32(nb), _u32(T), part)
                     )
                 else:
                     mod["msm_acc_items_tasks"](

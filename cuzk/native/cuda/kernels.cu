@@ -341,8 +341,16 @@ __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* en
     acc_entries_tasks<C, G, false>(points, entries, bucket_off, task_off, nb, T, out);
 }
 
+// CUZK_ACC_MIN_BLOCKS (an NVRTC -D option): __launch_bounds__(256, that) on the hot bucket-sum
+// kernel, trading registers for resident warps.
+#ifdef CUZK_ACC_MIN_BLOCKS
+#define CUZK_ACC_BOUNDS __launch_bounds__(256, CUZK_ACC_MIN_BLOCKS)
+#else
+#define CUZK_ACC_BOUNDS
+#endif
+
 template <class C, int G>
-__global__ void msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void CUZK_ACC_BOUNDS msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
                                           const uint32_t* bucket_off, const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);

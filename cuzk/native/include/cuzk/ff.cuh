@@ -1358,8 +1358,7 @@ struct Fp {
         Fp r;
 #pragma unroll
         for (int i = 0; i < N; i++) r.v[i] = (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
-        if (geq_mod(r.v)) sub_mod_inplace(r.v);
-        return r;
+        return r;  // the products reduce fully
     }
     static CUZK_PTX_FN void mod_words(uint32_t* p) {
 #pragma unroll
@@ -1377,7 +1376,7 @@ struct Fp {
         return from_words(r);
     }
     CUZK_PTX_FN Fp sqr_ptx() const {
-        uint32_t a[2 * N], p[2 * N], r[2 * N + 1];
+        uint32_t a[2 * N], p[2 * N], r[2 * N];
         words(a, v);
         mod_words(p);
         ptx::mont_sqr<2 * N>(r, a, p, (uint32_t)P::INV);

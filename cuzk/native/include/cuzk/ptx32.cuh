@@ -46,14 +46,41 @@ CUZK_PTX_FN void addc_cc(uint32_t& d, uint32_t a) {
 CUZK_PTX_FN void addc(uint32_t& d, uint32_t a) {
     asm volatile("addc.u32 %0, %0, %1;" : "+r"(d) : "r"(a));
 }
+// subtraction: CC.CF holds the borrow
+CUZK_PTX_FN void sub_cc(uint32_t& d, uint32_t a) {
+    asm volatile("sub.cc.u32 %0, %0, %1;" : "+r"(d) : "r"(a));
+}
+CUZK_PTX_FN void subc_cc(uint32_t& d, uint32_t a) {
+    asm volatile("subc.cc.u32 %0, %0, %1;" : "+r"(d) : "r"(a));
+}
+CUZK_PTX_FN void subc(uint32_t& d, uint32_t a) {
+    asm volatile("subc.u32 %0, %0, %1;" : "+r"(d) : "r"(a));
+}
 #else
+}  // namespace ptx
+}  // namespace cuzk
+#include <cstdio>
+#include <cstdlib>
+namespace cuzk {
+namespace ptx {
 inline uint32_t& carry_flag() {
     static thread_local uint32_t cf = 0;
     return cf;
 }
 inline void set(uint32_t& d, uint64_t s, bool cc) {
     d = (uint32_t)s;
-    if (cc) carry_flag() = (uint32_t)(s >> 32);
+    if (cc) {
+        carry_flag() = (uint32_t)(s >> 32);
+    } else if (s >> 32) {
+        // an instruction without carry out dropped a carry: the bound that justified it is wrong
+        fprintf(stderr, "ptx32 emulation: carry dropped\n");
+        abort();
+    }
+}
+inline void sub_set(uint32_t& d, uint32_t a, bool cc) {
+    const uint64_t s = (uint64_t)d - a - carry_flag();
+    d = (uint32_t)s;
+    if (cc) carry_flag() = (uint32_t)(s >> 63);  // borrow
 }
 inline uint64_t lo(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b); }
 inline uint64_t hi(uint32_t a, uint32_t b) { return ((uint64_t)a * b) >> 32; }
@@ -71,56 +98,137 @@ inline void madc_hi(uint32_t& d, uint32_t a, uint32_t b) {
 inline void add_cc(uint32_t& d, uint32_t a) { set(d, (uint64_t)d + a, true); }
 inline void addc_cc(uint32_t& d, uint32_t a) { set(d, (uint64_t)d + a + carry_flag(), true); }
 inline void addc(uint32_t& d, uint32_t a) { set(d, (uint64_t)d + a + carry_flag(), false); }
+inline void sub_cc(uint32_t& d, uint32_t a) {
+    carry_flag() = 0;
+    sub_set(d, a, true);
+}
+inline void subc_cc(uint32_t& d, uint32_t a) { sub_set(d, a, true); }
+inline void subc(uint32_t& d, uint32_t a) { sub_set(d, a, false); }
 #endif
 
-// t[0..n+1] += a[0..n) · b (n even): even words' products in one chain, odd words' in a second
-// (their lo/hi halves tile t without overlap); the last two words absorb the carries.
-template <int n>
+// t[0..n] += a[0..n) · b (n even; the caller guarantees the sum fits n+1 words, so no carry
+// leaves word n): even words' products in one chain, odd words' in a second (their lo/hi halves
+// tile t without overlap). With `redc` the caller picked b so that word 0 becomes 0: its carry
+// is then (t[0] != 0), set by one addition instead of a product (t[0] is left stale: the caller
+// shifts it out).
+template <int n, bool redc = false>
 CUZK_PTX_FN void row(uint32_t* t, const uint32_t* a, uint32_t b) {
-    mad_lo_cc(t[0], a[0], b);
+    if constexpr (redc) {
+        uint32_t z = t[0];
+        add_cc(z, 0xffffffffu);
+    } else {
+        mad_lo_cc(t[0], a[0], b);
+    }
     madc_hi_cc(t[1], a[0], b);
 #pragma unroll
     for (int j = 2; j < n; j += 2) {
         madc_lo_cc(t[j], a[j], b);
         madc_hi_cc(t[j + 1], a[j], b);
     }
-    addc_cc(t[n], 0);
-    addc(t[n + 1], 0);
+    addc(t[n], 0);
     mad_lo_cc(t[1], a[1], b);
     madc_hi_cc(t[2], a[1], b);
 #pragma unroll
-    for (int j = 3; j < n; j += 2) {
+    for (int j = 3; j < n - 1; j += 2) {
         madc_lo_cc(t[j], a[j], b);
         madc_hi_cc(t[j + 1], a[j], b);
     }
-    addc(t[n + 1], 0);
+    madc_lo_cc(t[n - 1], a[n - 1], b);
+    madc_hi(t[n], a[n - 1], b);
 }
 
-// Montgomery product (CIOS over n = 2N 32-bit words): each step adds a·b_i, then m·p with
-// m = t_0·(-p^-1) mod 2^32, then shifts t down one word. Result < 2p (caller reduces).
+// r := r - p if r >= p (r < 2p), branch-free.
+template <int n>
+CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
+    uint32_t d[n], borrow = 0;
+    d[0] = r[0];
+    sub_cc(d[0], p[0]);
+#pragma unroll
+    for (int i = 1; i < n; i++) {
+        d[i] = r[i];
+        subc_cc(d[i], p[i]);
+    }
+    subc(borrow, 0);  // all ones when r < p
+#pragma unroll
+    for (int i = 0; i < n; i++) r[i] = borrow ? r[i] : d[i];
+}
+
+// Montgomery product over n = 2N 32-bit words, a, b < p, result fully reduced.
+//
+// The GPU fuses a lo/hi multiply-add pair into one 64-bit multiply-add on an aligned register
+// pair, so words are kept at fixed absolute positions in two accumulators and every partial
+// product lands on an aligned pair: E holds pairs at (even, odd) positions, O at (odd, even).
+// Step i adds a·b_i and then m·p (m = -(word i)/p mod 2^32); products a_j·x go to E when i+j
+// is even, else to O. Nothing is shifted (a shifting accumulator flips the pair alignment
+// every step and costs register moves). Word i then has two parts, E[i] + O[i]: m comes from
+// their sum, and after m·p the part that the chain did not touch adds a carry exactly when it
+// is nonzero (the two parts sum to 0 or 2^32), fed into the other chain as its carry-in.
+// Bound (4p < 2^(32n) for every field here): the value at step i is below 2^(32(i+n+1)), so
+// every chain's carry out of position i+n+1 is zero and one word absorbs the rest.
+template <int n, int i, bool redc>
+CUZK_PTX_FN void pair_step(uint32_t* E, uint32_t* O, const uint32_t* x, uint32_t y) {
+    uint32_t* A = (i % 2 == 0) ? E : O;  // pairs starting at position i
+    uint32_t* B = (i % 2 == 0) ? O : E;  // pairs starting at position i+1
+    mad_lo_cc(A[i], x[0], y);
+    madc_hi_cc(A[i + 1], x[0], y);
+#pragma unroll
+    for (int j = 2; j < n; j += 2) {
+        madc_lo_cc(A[i + j], x[j], y);
+        madc_hi_cc(A[i + j + 1], x[j], y);
+    }
+    addc(A[i + n], 0);
+    if constexpr (redc) {
+        uint32_t z = B[i];  // A[i] + B[i] is now 0 or 2^32: carry when B[i] != 0
+        add_cc(z, 0xffffffffu);
+        madc_lo_cc(B[i + 1], x[1], y);
+    } else {
+        mad_lo_cc(B[i + 1], x[1], y);
+    }
+    madc_hi_cc(B[i + 2], x[1], y);
+#pragma unroll
+    for (int j = 3; j < n - 1; j += 2) {
+        madc_lo_cc(B[i + j], x[j], y);
+        madc_hi_cc(B[i + j + 1], x[j], y);
+    }
+    madc_lo_cc(B[i + n - 1], x[n - 1], y);
+    madc_hi(B[i + n], x[n - 1], y);
+}
+
+template <int n, int i>
+CUZK_PTX_FN void pair_steps(uint32_t* E, uint32_t* O, const uint32_t* a, const uint32_t* b,
+                            const uint32_t* p, uint32_t inv) {
+    if constexpr (i < n) {
+        pair_step<n, i, false>(E, O, a, b[i]);
+        pair_step<n, i, true>(E, O, p, (E[i] + O[i]) * inv);
+        pair_steps<n, i + 1>(E, O, a, b, p, inv);
+    }
+}
+
 template <int n>
 CUZK_PTX_FN void mont_mul(uint32_t* r, const uint32_t* a, const uint32_t* b, const uint32_t* p,
                           uint32_t inv) {
-    uint32_t t[n + 2];
+    uint32_t E[2 * n + 1], O[2 * n + 1];
 #pragma unroll
-    for (int i = 0; i < n + 2; i++) t[i] = 0;
+    for (int k = 0; k < 2 * n + 1; k++) E[k] = O[k] = 0;
+    pair_steps<n, 0>(E, O, a, b, p, inv);
+    // (a·b + M·p) / 2^(32n) < 2p < 2^(32n): the words from position n on, E + O
+    r[0] = E[n];
+    add_cc(r[0], O[n]);
 #pragma unroll
-    for (int i = 0; i < n; i++) {
-        row<n>(t, a, b[i]);
-        row<n>(t, p, t[0] * inv);  // t_0 becomes 0
-#pragma unroll
-        for (int k = 0; k < n + 1; k++) t[k] = t[k + 1];
-        t[n + 1] = 0;
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = E[n + k];
+        addc_cc(r[k], O[n + k]);
     }
-#pragma unroll
-    for (int i = 0; i < n; i++) r[i] = t[i];
+    r[n - 1] = E[2 * n - 1];
+    addc(r[n - 1], O[2 * n - 1]);
+    reduce_once<n>(r, p);
 }
 
 // Montgomery square: the 2n-word a² from the off-diagonal products once (doubled) plus the
 // diagonal — n(n-1)/2 + n partial products instead of n² — then the word-by-word reduction
 // with the high half fed in as the window passes it (no long carry ripples).
 // Row i adds a_i·a[i+1..n) at word 2i+1; the sum of rows 0..i stays below 2^(32(n+i+1)), so
-// no carry leaves word n+i. Result < 2p (caller reduces).
+// no carry leaves word n+i. Result fully reduced.
 template <int n>
 CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a, const uint32_t* p, uint32_t inv) {
     uint32_t t[2 * n];
@@ -153,26 +261,25 @@ CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a, const uint32_t* p, uin
     }
     madc_lo_cc(t[2 * n - 2], a[n - 1], a[n - 1]);
     madc_hi(t[2 * n - 1], a[n - 1], a[n - 1]);
-    // reduction: acc holds (low words + m·p so far) / 2^(32·step), < 2^(32n) + p
-    uint32_t acc[n + 2];
+    // reduction: acc = (low words + m·p so far) / 2^(32·step) + the high words fed in so far,
+    // below 2^(32n) + p between steps and 2^(32(n+1)) within one (4p < 2^(32n)): n+1 words
+    uint32_t acc[n + 1];
 #pragma unroll
     for (int i = 0; i < n; i++) acc[i] = t[i];
     acc[n] = 0;
-    acc[n + 1] = 0;
 #pragma unroll
     for (int i = 0; i < n; i++) {
-        row<n>(acc, p, acc[0] * inv);  // acc_0 becomes 0
+        row<n, true>(acc, p, acc[0] * inv);  // acc_0 becomes 0
 #pragma unroll
-        for (int k = 0; k < n + 1; k++) acc[k] = acc[k + 1];
-        acc[n + 1] = 0;
+        for (int k = 0; k < n; k++) acc[k] = acc[k + 1];
+        acc[n] = 0;
         add_cc(acc[n - 1], t[n + i]);  // word n+i of a² reaches the window's top
-        addc_cc(acc[n], 0);
-        addc(acc[n + 1], 0);
+        addc(acc[n], 0);
     }
-    // acc < 2^(32n) + p < 2p... as a value: fold a set word n back by the caller's reduction
+    // (a² + M·p)/2^(32n) < 2p < 2^(32n): acc[n] is 0 here
+    reduce_once<n>(acc, p);
 #pragma unroll
     for (int i = 0; i < n; i++) r[i] = acc[i];
-    r[n] = acc[n];
 }
 
 }  // namespace ptx
