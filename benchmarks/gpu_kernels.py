@@ -163,6 +163,8 @@ def bench_prove(
             syn = prover.upload(syn, gpu)
             cp.cuda.Device().synchronize()
             t1 = time.perf_counter()
+            if gpu.msm_profile is not None:
+                gpu.msm_profile.clear()
             out = prover.kernels(pk, syn, gpu, g2=False)
             cp.cuda.Device().synchronize()
             t2 = time.perf_counter()
@@ -172,6 +174,14 @@ def bench_prove(
                 for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
                     phases[k].append(v * 1e3)
         mix = witness_mix(w)
+        # device time of each G1 MSM of the last run (A, B, L, H in prover.kernels order)
+        msms = {}
+        if gpu.msm_profile:
+            for name, prof in zip(("a", "b1", "l", "h"), gpu.msm_profile, strict=False):
+                msms[name] = round(
+                    sum(v for k, v in prof.items() if k not in ("n", "table", "c")), 2
+                )
+            gpu.msm_profile.clear()
         record(
             "prove",
             c.name,
@@ -183,6 +193,7 @@ def bench_prove(
             tables_gib=built,
             g2_gpu_ms=round(g2_ms, 1),
             affine_rounds=gpu.msm_affine_rounds,
+            msm_device_ms=msms,
         )
     del pk
     gpu.drop_msm_tables()

@@ -341,16 +341,15 @@ __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* en
     acc_entries_tasks<C, G, false>(points, entries, bucket_off, task_off, nb, T, out);
 }
 
-// CUZK_ACC_MIN_BLOCKS (an NVRTC -D option): __launch_bounds__(256, that) on the hot bucket-sum
-// kernel, trading registers for resident warps.
-#ifdef CUZK_ACC_MIN_BLOCKS
-#define CUZK_ACC_BOUNDS __launch_bounds__(256, CUZK_ACC_MIN_BLOCKS)
-#else
-#define CUZK_ACC_BOUNDS
+// G1's hot bucket-sum kernel at two resident blocks of 256 per SM: the compiler's 156
+// registers allowed one; capped at 128 (a few spilled words) it ran 2^24 in 118 instead of 128 ms
+// on the H200. CUZK_ACC_MIN_BLOCKS (an NVRTC -D option) overrides; G2 is left unbounded.
+#ifndef CUZK_ACC_MIN_BLOCKS
+#define CUZK_ACC_MIN_BLOCKS 2
 #endif
 
 template <class C, int G>
-__global__ void CUZK_ACC_BOUNDS msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
                                           const uint32_t* bucket_off, const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);

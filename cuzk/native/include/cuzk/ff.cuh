@@ -1286,7 +1286,7 @@ struct Fp {
 #endif
     // Montgomery product a·b·R^-1 (no-carry CIOS).
     CUZK_HD Fp operator*(const Fp& o) const {
-#if defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)
+#if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)
         return mul_ptx(o);
 #else
 #ifdef CUZK_X86_MONT6
@@ -1392,7 +1392,7 @@ struct Fp {
             x.v[i] = a[i];
             r2.v[i] = P::r2(i);
         }
-        return x * r2;
+        return r2 * x;  // x (any 256-bit input) as the word-scanned operand: see ptx::mont_mul
     }
     CUZK_HD void to_canonical(uint64_t* out) const {
         Fp one_raw = zero();

@@ -9,6 +9,11 @@
 
 #include "common.cuh"
 
+// CUZK_EMULATE_DEVICE_PRODUCT (host builds of device kernels in tests): Fp's * and sqr go
+// through the emulated device product too.
+#if defined(CUZK_EMULATE_DEVICE_PRODUCT) && !defined(CUZK_EMULATE_PTX)
+#define CUZK_EMULATE_PTX
+#endif
 #if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_PTX)
 #define CUZK_HAS_PTX32 1
 
@@ -57,24 +62,22 @@ CUZK_PTX_FN void subc(uint32_t& d, uint32_t a) {
     asm volatile("subc.u32 %0, %0, %1;" : "+r"(d) : "r"(a));
 }
 #else
-}  // namespace ptx
-}  // namespace cuzk
-#include <cstdio>
-#include <cstdlib>
-namespace cuzk {
-namespace ptx {
 inline uint32_t& carry_flag() {
     static thread_local uint32_t cf = 0;
     return cf;
+}
+inline uint64_t& dropped_carries() {
+    static uint64_t n = 0;
+    return n;
 }
 inline void set(uint32_t& d, uint64_t s, bool cc) {
     d = (uint32_t)s;
     if (cc) {
         carry_flag() = (uint32_t)(s >> 32);
     } else if (s >> 32) {
-        // an instruction without carry out dropped a carry: the bound that justified it is wrong
-        fprintf(stderr, "ptx32 emulation: carry dropped\n");
-        abort();
+        // an instruction without carry out dropped a carry: the bound that justified it does
+        // not hold for these inputs (tests read the count)
+        dropped_carries()++;
     }
 }
 inline void sub_set(uint32_t& d, uint32_t a, bool cc) {
