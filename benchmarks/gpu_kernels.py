@@ -240,7 +240,9 @@ def main() -> None:
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
     ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
     ap.add_argument(
-        "--ntt-impls", default="", help="NTT implementations to time, e.g. radix4,tiled"
+        "--ntt-impls",
+        default="",
+        help="NTT variants to time, e.g. radix4,tiled,tiled:12/0/512 (tile log/cols log/threads)",
     )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="")
@@ -416,16 +418,23 @@ def main() -> None:
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
+        shape0 = (gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads)
+        first: dict[int, np.ndarray] = {}  # the first variant's transform per size: all must agree
         for impl in impls:
-            if impl:
-                gpu.ntt_impl = impl
+            name, _, shape = impl.partition(":")
+            if name:
+                gpu.ntt_impl = name
+            t, co, th = (int(x) for x in shape.split("/")) if shape else shape0
+            gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads = t, co, th
             tag = f"/{impl}" if len(impls) > 1 else ""
             for logn in _ints(args.ntt):
                 n = 1 << logn
                 a = random_scalars(c, n, "uniform", seed)
                 w = c.root_of_unity(n, "bellman")
+                out = cp.asnumpy(gpu.fr_ntt(c, a, w))
+                same = bool(np.array_equal(first.setdefault(logn, out), out))
                 ms = time_ms(lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w), args.reps)
-                record("ntt", cv, logn, f"dev{tag}", ms)
+                record("ntt", cv, logn, f"dev{tag}", ms, same_as_first=same)
                 ms = time_ms(
                     lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w, inverse=True, shift=7), args.reps
                 )
@@ -445,6 +454,8 @@ def main() -> None:
                 record("groth16_h", cv, logn, f"dev/bellman{tag}", ms)
                 del a, b, cc
                 cp.get_default_memory_pool().free_all_blocks()
+        gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads = shape0
+        del first
         for logn in _ints(args.prove):
             for m in args.prove_modes.split(",") if args.prove_modes else modes[-1:]:
                 set_mode(m)

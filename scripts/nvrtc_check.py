@@ -3,13 +3,13 @@ and kernel instantiations as cuzk/backends/cuda.py (cuda.all_modules()). Catches
 in device code before a device call. Needs libnvrtc (CUZK_NVRTC_LIB, or found on the loader path
 / in a pip `nvidia-cuda-nvrtc` package).
 
-    python3 scripts/nvrtc_check.py                      # default options, -arch compute_90
-    CUZK_CUDA_PTX_SQR=1 python3 scripts/nvrtc_check.py  # the opt-in squaring
+    python3 scripts/nvrtc_check.py                                      # -arch compute_90
+    CUZK_NVRTC_OPTIONS=-DCUZK_ACC_MIN_BLOCKS=1 python3 scripts/nvrtc_check.py  # other options
 
 With --cubin-dir it also builds the ahead-of-time kernel cache (cuzk/backends/cuda_cubin.py):
 each module compiled for a real arch (--arch, default sm_90) and written as DIR/<key>.cubin and
 DIR/<key>.json (name expression -> lowered name). A backend run with CUZK_CUDA_CUBIN_DIR=DIR,
-the same environment (CUZK_CUDA_PTX_SQR, CUZK_CUDA_PORTABLE_MUL, CUZK_NVRTC_OPTIONS) and that
+the same environment (CUZK_CUDA_PORTABLE_MUL, CUZK_NVRTC_OPTIONS) and that
 arch loads these instead of compiling. Run it once per option set: keys differ, files add up.
 
     python3 scripts/nvrtc_check.py --cubin-dir /tmp/cubins [--arch sm_90] [--jobs 2]

@@ -37,7 +37,7 @@ def test_key_changes_with_every_input():
     assert base == cuda_cubin.cache_key(SRC, OPTS, NAMES, "sm_90")
     others = [
         cuda_cubin.cache_key(SRC + " ", OPTS, NAMES, "sm_90"),
-        cuda_cubin.cache_key(SRC, OPTS + ("-DCUZK_PTX_SQR",), NAMES, "sm_90"),
+        cuda_cubin.cache_key(SRC, OPTS + ("-DCUZK_ACC_MIN_BLOCKS=1",), NAMES, "sm_90"),
         cuda_cubin.cache_key(SRC, OPTS[:-1], NAMES, "sm_90"),
         cuda_cubin.cache_key(SRC, OPTS, NAMES[:1], "sm_90"),
         cuda_cubin.cache_key(SRC, OPTS, NAMES + ["gpu::c"], "sm_90"),

@@ -507,7 +507,7 @@ class _HostModel(_Model):
 
 
 @pytest.mark.parametrize("curve", CURVES)
-@pytest.mark.parametrize("shape", ((2, 1, 2), (3, 1, 4), (5, 3, 8), (11, 2, 256)))
+@pytest.mark.parametrize("shape", ((2, 1, 2), (3, 1, 4), (5, 3, 8), (11, 2, 256), (12, 0, 512)))
 def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape):
     monkeypatch.setattr(cuda_fr, "cp", _Device())
     m = _HostModel(cuda_fr.cp, *shape)

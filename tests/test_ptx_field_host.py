@@ -1,7 +1,8 @@
-"""The device Montgomery product and square (ff.cuh mul_ptx / sqr_ptx over the PTX carry-chain
-operations of ptx32.cuh), run on the CPU through an exact emulation of those instructions
-(CUZK_EMULATE_PTX): they must equal the portable product on edge values (0, 1, p−1, raw 1, raw
-p−1, all-ones words) and on random values, for all four fields."""
+"""The device Montgomery product (ff.cuh mul_ptx over the PTX carry-chain operations of
+ptx32.cuh), run on the CPU through an exact emulation of those instructions (CUZK_EMULATE_PTX):
+it must equal the portable product on edge values (0, 1, p−1, raw 1, raw p−1, all-ones words),
+on random values and with an unreduced second operand, for all four fields, and no carry may be
+dropped by an instruction whose bound says there is none."""
 
 from __future__ import annotations
 

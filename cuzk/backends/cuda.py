@@ -140,10 +140,6 @@ def _options() -> tuple[str, ...]:
     # H200 than the portable 64-bit code and bit-identical. CUZK_CUDA_PORTABLE_MUL=1 turns it off.
     if os.environ.get("CUZK_CUDA_PORTABLE_MUL", "") in ("", "0"):
         opts.append("-DCUZK_PTX_MUL")
-        # Dedicated squaring (ptx32.cuh mont_sqr; ~13 % fewer instructions than a product for
-        # 6 limbs, exact on the CPU emulation) - opt-in until measured on a GPU.
-        if os.environ.get("CUZK_CUDA_PTX_SQR", "0") == "1":
-            opts.append("-DCUZK_PTX_SQR")
     extra = os.environ.get("CUZK_NVRTC_OPTIONS", "")
     opts += extra.split()
     return tuple(opts)

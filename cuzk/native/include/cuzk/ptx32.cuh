@@ -109,37 +109,6 @@ inline void subc_cc(uint32_t& d, uint32_t a) { sub_set(d, a, true); }
 inline void subc(uint32_t& d, uint32_t a) { sub_set(d, a, false); }
 #endif
 
-// t[0..n] += a[0..n) · b (n even; the caller guarantees the sum fits n+1 words, so no carry
-// leaves word n): even words' products in one chain, odd words' in a second (their lo/hi halves
-// tile t without overlap). With `redc` the caller picked b so that word 0 becomes 0: its carry
-// is then (t[0] != 0), set by one addition instead of a product (t[0] is left stale: the caller
-// shifts it out).
-template <int n, bool redc = false>
-CUZK_PTX_FN void row(uint32_t* t, const uint32_t* a, uint32_t b) {
-    if constexpr (redc) {
-        uint32_t z = t[0];
-        add_cc(z, 0xffffffffu);
-    } else {
-        mad_lo_cc(t[0], a[0], b);
-    }
-    madc_hi_cc(t[1], a[0], b);
-#pragma unroll
-    for (int j = 2; j < n; j += 2) {
-        madc_lo_cc(t[j], a[j], b);
-        madc_hi_cc(t[j + 1], a[j], b);
-    }
-    addc(t[n], 0);
-    mad_lo_cc(t[1], a[1], b);
-    madc_hi_cc(t[2], a[1], b);
-#pragma unroll
-    for (int j = 3; j < n - 1; j += 2) {
-        madc_lo_cc(t[j], a[j], b);
-        madc_hi_cc(t[j + 1], a[j], b);
-    }
-    madc_lo_cc(t[n - 1], a[n - 1], b);
-    madc_hi(t[n], a[n - 1], b);
-}
-
 // r := r - p if r >= p (r < 2p), branch-free.
 template <int n>
 CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
@@ -225,64 +194,6 @@ CUZK_PTX_FN void mont_mul(uint32_t* r, const uint32_t* a, const uint32_t* b, con
     r[n - 1] = E[2 * n - 1];
     addc(r[n - 1], O[2 * n - 1]);
     reduce_once<n>(r, p);
-}
-
-// Montgomery square: the 2n-word a² from the off-diagonal products once (doubled) plus the
-// diagonal — n(n-1)/2 + n partial products instead of n² — then the word-by-word reduction
-// with the high half fed in as the window passes it (no long carry ripples).
-// Row i adds a_i·a[i+1..n) at word 2i+1; the sum of rows 0..i stays below 2^(32(n+i+1)), so
-// no carry leaves word n+i. Result fully reduced.
-template <int n>
-CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a, const uint32_t* p, uint32_t inv) {
-    uint32_t t[2 * n];
-#pragma unroll
-    for (int i = 0; i < 2 * n; i++) t[i] = 0;
-#pragma unroll
-    for (int i = 0; i < n - 1; i++) {
-        // lo halves at words 2i+1 .. i+n-1, carry into word i+n
-        mad_lo_cc(t[2 * i + 1], a[i], a[i + 1]);
-#pragma unroll
-        for (int j = i + 2; j < n; j++) madc_lo_cc(t[i + j], a[i], a[j]);
-        addc(t[i + n], 0);
-        // hi halves at words 2i+2 .. i+n
-        mad_hi_cc(t[2 * i + 2], a[i], a[i + 1]);
-#pragma unroll
-        for (int j = i + 2; j < n; j++) madc_hi_cc(t[i + j + 1], a[i], a[j]);
-        // no carry out of word i+n (bound above); the flag is not read before the next mad_*_cc
-    }
-    // double (the off-diagonal sum is below 2^(64n-1))
-#pragma unroll
-    for (int k = 2 * n - 1; k > 0; k--) t[k] = (t[k] << 1) | (t[k - 1] >> 31);
-    t[0] <<= 1;
-    // diagonal a_i² at words 2i, 2i+1; a² < 2^(64n): no carry out of the top word
-    mad_lo_cc(t[0], a[0], a[0]);
-    madc_hi_cc(t[1], a[0], a[0]);
-#pragma unroll
-    for (int i = 1; i < n - 1; i++) {
-        madc_lo_cc(t[2 * i], a[i], a[i]);
-        madc_hi_cc(t[2 * i + 1], a[i], a[i]);
-    }
-    madc_lo_cc(t[2 * n - 2], a[n - 1], a[n - 1]);
-    madc_hi(t[2 * n - 1], a[n - 1], a[n - 1]);
-    // reduction: acc = (low words + m·p so far) / 2^(32·step) + the high words fed in so far,
-    // below 2^(32n) + p between steps and 2^(32(n+1)) within one (4p < 2^(32n)): n+1 words
-    uint32_t acc[n + 1];
-#pragma unroll
-    for (int i = 0; i < n; i++) acc[i] = t[i];
-    acc[n] = 0;
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        row<n, true>(acc, p, acc[0] * inv);  // acc_0 becomes 0
-#pragma unroll
-        for (int k = 0; k < n; k++) acc[k] = acc[k + 1];
-        acc[n] = 0;
-        add_cc(acc[n - 1], t[n + i]);  // word n+i of a² reaches the window's top
-        addc(acc[n], 0);
-    }
-    // (a² + M·p)/2^(32n) < 2p < 2^(32n): acc[n] is 0 here
-    reduce_once<n>(acc, p);
-#pragma unroll
-    for (int i = 0; i < n; i++) r[i] = acc[i];
 }
 
 }  // namespace ptx
