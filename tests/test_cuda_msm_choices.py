@@ -28,8 +28,10 @@ def _bucket_counts(scalars: list[int], c: int, bits: int) -> list[int]:
     return counts[1:]
 
 
-def _pays(scalars: list[int], c: int, bits: int) -> bool:
-    counts = _bucket_counts(scalars, c, bits)
+def _pays(scalars: list[int], c: int, bits: int, scale: int = 1 << 14) -> bool:
+    """The decision for an MSM `scale` times larger with the same bucket distribution (4000
+    scalars x 2^14: ~2^26 points)."""
+    counts = [k * scale for k in _bucket_counts(scalars, c, bits)]
     return _affine_pays(max(counts), sum(counts), len(counts))
 
 
@@ -50,12 +52,15 @@ def test_mostly_binary_witness_takes_affine_rounds() -> None:
     rng = random.Random(8)
     scalars = [rng.choice((0, 1)) if rng.random() < 0.78 else rng.randrange(r) for _ in range(4000)]
     assert _pays(scalars, 11, 255)
+    # the same mix at ~2^24 points: the chunked XYZZ sums win there
+    assert not _pays(scalars, 11, 255, scale=1 << 12)
 
 
 def test_edge_counts() -> None:
     assert not _affine_pays(0, 0, 1 << 10)
     assert not _affine_pays(1, 1, 1)  # one entry in one bucket: nothing to batch
-    assert _affine_pays(1000, 1000, 1 << 10)  # everything in one bucket
+    assert _affine_pays(1 << 25, 1 << 25, 1 << 10)  # everything in one bucket
+    assert not _affine_pays(1000, 1000, 1 << 10)  # ... but too few to pay for the rounds
 
 
 def test_window_grows_with_size_and_g2_takes_wider_windows() -> None:

@@ -105,14 +105,15 @@ def test_bucket_sum_kernels_agree(gpu, rng, curve):
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_sum, gpu.msm_affine_rounds
+    old = gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min
     got = []
     try:
+        gpu.msm_affine_min = 0  # the rounds at any size where the buckets are skewed
         for kind, rounds in (("inl", 0), ("outline", 0), ("inl", 1), ("inl", 3), ("inl", 20)):
             gpu.msm_sum, gpu.msm_affine_rounds = kind, rounds
             got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_sum, gpu.msm_affine_rounds = old
+        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min = old
     a = got[0]
     assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
@@ -133,14 +134,14 @@ def test_affine_rounds_match_reference(gpu, rng, curve, group, tables):
     if tables:
         assert gpu.precompute_msm(c, pts, group, window=8) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
-    old = gpu.msm_affine_rounds
+    old = gpu.msm_affine_rounds, gpu.msm_affine_min
     try:
-        gpu.msm_affine_rounds = 4
+        gpu.msm_affine_rounds, gpu.msm_affine_min = 4, 0
         for kind in ("edge", "bits"):
             s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
             assert np.array_equal(msm[0](c, pts, s), msm[1](c, pts, s))
     finally:
-        gpu.msm_affine_rounds = old
+        gpu.msm_affine_rounds, gpu.msm_affine_min = old
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -155,13 +156,16 @@ def test_affine_rounds_large_by_discrete_log(gpu, rng, curve):
     sd = cp.asarray(fr_from_ints(c, s))
     total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
     want = _points(gpu, c, 1, [total])[0]
-    old = gpu.msm_affine_rounds
+    old = gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_profile
     try:
+        gpu.msm_affine_min, gpu.msm_profile = 0, []
         for rounds in (2, 5):
             gpu.msm_affine_rounds = rounds
             assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
             assert gpu.precompute_msm(c, pts, 1) > 0
             assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
             gpu.drop_msm_tables()
+        # the rounds really ran (the ones bucket of the mostly-binary scalars is skewed)
+        assert all("affine" in p for p in gpu.msm_profile)
     finally:
-        gpu.msm_affine_rounds = old
+        gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_profile = old

@@ -95,7 +95,10 @@ _AFF_G = 16  # values per group of the batch inversion (AFF_G_MAX)
 _AFF_TOP = 4096  # at most this many Fermat inversions per batch inversion
 DEFAULT_MSM_AFFINE_ROUNDS = 4
 _AFF_SKEW = 8  # affine rounds when the largest bucket holds > this times the mean ...
-_AFF_SHARE = 32  # ... and more than 1/this of all entries
+_AFF_SHARE = 32  # ... and more than 1/this of all entries ...
+_AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: the rounds won
+# at 2^26 mostly-binary scalars, 98.0 -> 93.8 ms, and lost at 2^24, 26.0 -> 26.6 ms, and in the
+# 2^24 partition, 247 -> 256 ms)
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
@@ -145,10 +148,15 @@ def _options() -> tuple[str, ...]:
     return tuple(opts)
 
 
-def _affine_pays(maxcnt: int, total: int, nb: int) -> bool:
-    """Batch-affine rounds first: one bucket far above the mean *and* a large share of all
-    entries (a uniform MSM's short top window gives the first, never the second)."""
-    return maxcnt > max(1, _AFF_SKEW * total // nb) and maxcnt * _AFF_SHARE > total
+def _affine_pays(maxcnt: int, total: int, nb: int, min_entries: int = _AFF_MIN) -> bool:
+    """Batch-affine rounds first: one bucket far above the mean, holding a large share of all
+    entries (a uniform MSM's short top window gives the first, never the second), and many of
+    them (the ones of a mostly-binary witness of 2^26 points)."""
+    return (
+        maxcnt >= min_entries
+        and maxcnt > max(1, _AFF_SKEW * total // nb)
+        and maxcnt * _AFF_SHARE > total
+    )
 
 
 def choose_window(n: int, bits: int, group: int = 1) -> int:
@@ -332,6 +340,7 @@ class CudaBackend(FrKernels):
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
         # threads per block of the first-level bucket sums (registers decide the occupancy)
         self.msm_acc_block = int(os.environ.get("CUZK_MSM_ACC_BLOCK", "256"))
+        self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
         self.msm_affine_rounds = int(
@@ -517,7 +526,7 @@ class CudaBackend(FrKernels):
         # ones of a mostly-binary witness: 2^26 131 -> 120 ms on the H200); on uniform scalars
         # their extra memory passes cost more than the products they save (2^24 161 -> 166 ms;
         # 2^26 598 -> 612 ms, where the short top window alone made the buckets look skewed).
-        if self.msm_affine_rounds > 0 and _affine_pays(maxcnt, total, nb):
+        if self.msm_affine_rounds > 0 and _affine_pays(maxcnt, total, nb, self.msm_affine_min):
             src, ents, off, counts, maxcnt = self._affine_rounds(
                 mod, fw, src, entries, off, counts, maxcnt, nb
             )
