@@ -31,6 +31,7 @@ from cuzk.backends.cuda import (  # noqa: E402
     DEFAULT_MSM_AFFINE_ROUNDS,
     MODULES,
     CudaBackend,
+    _free_device_bytes,
     choose_window,
 )
 from cuzk.curves import get_curve  # noqa: E402
@@ -196,7 +197,7 @@ def bench_prove(
             phases_ms={k: statistics.median(v) for k, v in phases.items()},
             binary=round(mix["binary"], 3),
             tables_gib=built,
-            free_gib_after_tables=round(gpu._free_device_bytes() / 2**30, 1),
+            free_gib_after_tables=round(_free_device_bytes() / 2**30, 1),
             g2_gpu_ms=round(g2_ms, 1),
             affine_rounds=gpu.msm_affine_rounds,
             msm_device_ms=msms,
