@@ -351,6 +351,16 @@ def pk(circuit, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
+def cpu():
+    """The native CPU backend (skips when the extension is not built)."""
+    from cuzk.backends.cpu import CpuBackend, native_module
+
+    if native_module() is None:
+        pytest.skip("CPU backend not built")
+    return CpuBackend()
+
+
+@pytest.fixture(scope="session")
 def gpu():
     """One CUDA backend for the GPU test modules (each also skips itself without CuPy/GPU)."""
     from cuzk.backends import cuda

@@ -6,16 +6,16 @@ buckets and several levels of the shared batch inversion."""
 
 from __future__ import annotations
 
-import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from curve_helpers import bucket_cases, random_points
 
 from cuzk.curves import get_curve
-from cuzk.layout import fr_from_ints, g1_from_ints, g2_from_ints
+from cuzk.layout import fr_from_ints
 
 ROOT = Path(__file__).resolve().parents[1]
 CXX = shutil.which("g++") or shutil.which("c++")
@@ -35,48 +35,13 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return exe
 
 
-@pytest.fixture(scope="module")
-def cpu():
-    from cuzk.backends.cpu import CpuBackend, native_module
-
-    if native_module() is None:
-        pytest.skip("CPU backend not built")
-    return CpuBackend()
-
-
-def _points(cpu, c, group: int, n: int, rng: random.Random) -> np.ndarray:
-    base = g1_from_ints(c, [c.g1])[0] if group == 1 else g2_from_ints(c, [c.g2])[0]
-    mul = cpu.g1_mul if group == 1 else cpu.g2_mul
-    return mul(c, base, fr_from_ints(c, [rng.randrange(1, c.r) for _ in range(n)]))
-
-
-def _buckets(rng: random.Random, n_points: int) -> list[list[tuple[int, bool]]]:
-    """(row, negated) entries per bucket: edge cases first, then random sizes."""
-    p, q = rng.randrange(n_points), rng.randrange(n_points)
-    out = [
-        [],  # empty
-        [(p, False)],  # single
-        [(p, True)],  # single, negated
-        [(p, False), (p, False)],  # doubling
-        [(p, False), (p, True)],  # cancels
-        [(p, False), (p, True), (q, False)],  # cancels, then a carried point
-        [(p, False)] * 4,  # 4P through two doubling rounds
-        [(p, False), (p, True)] * 3 + [(q, True)],  # infinities meet in later rounds
-    ]
-    for _ in range(10):
-        k = rng.choice([1, 2, 3, 5, 8, 13, 31, 64])
-        out.append([(rng.randrange(n_points), rng.random() < 0.5) for _ in range(k)])
-    rng.shuffle(out)
-    return out
-
-
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
 @pytest.mark.parametrize("group", (1, 2))
 @pytest.mark.parametrize("k,g,top", [(1, 2, 1), (3, 16, 4), (8, 4, 1), (8, 16, 1024)])
 def test_affine_rounds_match_cpu_sums(driver, cpu, rng, tmp_path, curve, group, k, g, top):
     c = get_curve(curve)
-    pts = _points(cpu, c, group, 24 if group == 1 else 10, rng)
-    buckets = _buckets(rng, len(pts))
+    pts = random_points(cpu, c, group, 24 if group == 1 else 10, rng)
+    buckets = bucket_cases(rng, len(pts))
     entries = [row | (0x80000000 if neg else 0) for b in buckets for row, neg in b]
     header = np.array([0 if curve == "bls12_381" else 1, group, len(pts), len(entries),
                        len(buckets), k, g, top], dtype=np.uint32)
