@@ -1,8 +1,10 @@
-"""The device Montgomery product (ff.cuh mul_ptx over the PTX carry-chain operations of
-ptx32.cuh), run on the CPU through an exact emulation of those instructions (CUZK_EMULATE_PTX):
-it must equal the portable product on edge values (0, 1, p−1, raw 1, raw p−1, all-ones words),
-on random values and with an unreduced second operand, for all four fields, and no carry may be
-dropped by an instruction whose bound says there is none."""
+"""The device Montgomery product and square (ff.cuh mul_ptx / sqr_ptx over the PTX carry-chain
+operations of ptx32.cuh), run on the CPU through an exact emulation of those instructions
+(CUZK_EMULATE_PTX): they must equal the portable product on edge values (0, 1, p−1, raw 1, raw
+p−1, all-ones words), on random values (the square also on values with all-ones low words and
+near 2^(64N−2)) and, for the product, with an unreduced second operand, for all four fields, and
+no carry may be dropped by an instruction whose bound says there is none. The second build is
+the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT with CUZK_PAIR_SQR: sqr() is sqr_ptx)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,13 @@ CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
-def test_ptx_products_match_portable(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "defines", [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_PAIR_SQR"]]
+)
+def test_ptx_products_match_portable(tmp_path: Path, defines: list[str]) -> None:
     exe = tmp_path / "ptx_field"
     subprocess.run(
-        [CXX, "-O2", "-std=c++17", "-DCUZK_EMULATE_PTX", f"-I{ROOT / 'cuzk/native/include'}",
+        [CXX, "-O2", "-std=c++17", *defines, f"-I{ROOT / 'cuzk/native/include'}",
          str(ROOT / "tests/native/ptx_field_driver.cpp"), "-o", str(exe)],
         check=True,
     )

@@ -1,6 +1,8 @@
-// Host driver for the device Montgomery product (ff.cuh mul_ptx over ptx32.cuh),
-// compiled with CUZK_EMULATE_PTX (tests/test_ptx_field_host.py): every product and square must
-// equal the portable product, on edge values and on random values from the given seed.
+// Host driver for the device Montgomery product and square (ff.cuh mul_ptx / sqr_ptx over
+// ptx32.cuh), compiled with CUZK_EMULATE_PTX (tests/test_ptx_field_host.py): every product and
+// square must equal the portable product, on edge values and on random values from the given seed.
+// Built with CUZK_EMULATE_DEVICE_PRODUCT and CUZK_PAIR_SQR, * and sqr() are the device paths
+// themselves (mul_ptx, sqr_ptx): the square is then checked against the device product.
 // Prints "<field> <checked>" per field; exits 1 on the first mismatch or a dropped carry.
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +45,8 @@ static int check(const char* name, std::mt19937_64& g, int count) {
     int checked = 0;
     for (auto& a : edge)
         for (auto& b : edge) {
-            if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a)) {
+            if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a) ||
+                !same(a.sqr_ptx(), a * a) || !same(a.sqr(), a * a)) {
                 printf("%s: edge mismatch\n", name);
                 return 1;
             }
@@ -51,7 +54,8 @@ static int check(const char* name, std::mt19937_64& g, int count) {
         }
     for (int k = 0; k < count; k++) {
         F a = random_elem<F>(g), b = random_elem<F>(g);
-        if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a)) {
+        if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a) ||
+                !same(a.sqr_ptx(), a * a) || !same(a.sqr(), a * a)) {
             printf("%s: mismatch at %d\n", name, k);
             return 1;
         }
@@ -60,6 +64,21 @@ static int check(const char* name, std::mt19937_64& g, int count) {
         for (int i = 0; i < F::N; i++) raw.v[i] = g();
         if (!same(a.mul_ptx(raw), a * raw)) {
             printf("%s: mismatch (unreduced operand) at %d\n", name, k);
+            return 1;
+        }
+        // squares of values whose low words are all ones (the largest partial rows) and of
+        // values near 2^(64N-2) (where mont_sqr folds a to p - a for BLS12-381 Fr)
+        F s = random_elem<F>(g);
+        const int ones = (int)(g() % (2 * F::N));
+        for (int w = 0; w < ones; w++) s.v[w / 2] |= 0xffffffffull << (32 * (w % 2));
+        while (F::geq_mod(s.v)) s.v[F::N - 1] >>= 1;
+        F t = F::zero();
+        t.v[F::N - 1] = 1ull << 62;
+        t.v[k % F::N] ^= g() >> (k % 64);
+        if (k & 1) t.v[F::N - 1] -= 1;
+        while (F::geq_mod(t.v)) t.v[F::N - 1] >>= 1;
+        if (!same(s.sqr_ptx(), s * s) || !same(t.sqr_ptx(), t * t)) {
+            printf("%s: square mismatch at %d\n", name, k);
             return 1;
         }
         checked++;

@@ -1333,7 +1333,16 @@ struct Fp {
         return r;
 #endif
     }
-    CUZK_HD Fp sqr() const { return *this * *this; }
+    // With CUZK_PAIR_SQR the device (and its host emulation, CUZK_EMULATE_DEVICE_PRODUCT) squares
+    // with ptx::mont_sqr: n(n+1)/2 + n² word products instead of 2n² (opt-in until measured).
+    CUZK_HD Fp sqr() const {
+#if defined(CUZK_PAIR_SQR) && \
+    ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT))
+        return sqr_ptx();
+#else
+        return *this * *this;
+#endif
+    }
 
 #ifdef CUZK_HAS_PTX32
     // Device path (and its host emulation, CUZK_EMULATE_PTX): products over 2N 32-bit words,
@@ -1365,6 +1374,13 @@ struct Fp {
         words(b, o.v);
         mod_words(p);
         ptx::mont_mul<2 * N>(r, a, b, p, (uint32_t)P::INV);
+        return from_words(r);
+    }
+    CUZK_PTX_FN Fp sqr_ptx() const {
+        uint32_t a[2 * N], p[2 * N], r[2 * N];
+        words(a, v);
+        mod_words(p);
+        ptx::mont_sqr<2 * N>(r, a, p, (uint32_t)P::INV);
         return from_words(r);
     }
 #endif

@@ -196,6 +196,114 @@ CUZK_PTX_FN void mont_mul(uint32_t* r, const uint32_t* a, const uint32_t* b, con
     reduce_once<n>(r, p);
 }
 
+// Montgomery square over n = 2N words, a < p, result fully reduced: the pair layout of mont_mul
+// (E, O at fixed absolute positions, nothing shifted) with n(n+1)/2 word products for a² in
+// place of n². Step i adds row i, a_i·(a_i + 2·Σ_{j>i} a_j 2^(32(j-i))) at position i (the
+// square and the doubled products a_i·a_j once, j > i: positions 2i .. i+n), then reduces word
+// i as pair_step<redc> (word i is complete: rows k <= i/2 reach it). The doubled words come from
+// a copy d = 2a (d_j = a_j<<1 | a_{j-1}>>31), except that row i's first doubled word is
+// a_{i+1}<<1: the top bit of a_i belongs to row i only as part of a_i². Row i's chains end at
+// position i+n, where both accumulators are still zero (earlier steps reach i+n-1), so a row
+// never carries out.
+// Bound: with L_i = a mod 2^(32(i+1)) the rows 0..i sum to L_i·(2a − L_i), so the value after
+// step i is below 2^(32(i+1))·(2a + p); 2a + p < 2^(32n) keeps every chain's carry out of
+// position i+n zero, as in mont_mul. That holds for a < p when 3p < 2^(32n) (even for a < 2p
+// when 5p < 2^(32n): BN254, BLS12-381 Fq). Otherwise (BLS12-381 Fr: 3p > 2^256) the square is
+// taken of p − a instead when a >= 2^(32n-2): both choices are then below
+// max(2^(32n-2), p − 2^(32n-2)), so 2a + p < 2^(32n) for p < 2^(32n-1), and (p − a)² = a² mod p.
+template <int n, int i>
+CUZK_PTX_FN void sqr_row(uint32_t* E, uint32_t* O, const uint32_t* a, const uint32_t* d) {
+    const uint32_t y = a[i];
+    // E: the square at (2i, 2i+1), then d_j·a_i for j = i+2, i+4, .. (pairs at even positions)
+    mad_lo_cc(E[2 * i], y, y);
+    if constexpr (i + 1 == n) {
+        madc_hi(E[2 * i + 1], y, y);
+    } else {
+        madc_hi_cc(E[2 * i + 1], y, y);
+#pragma unroll
+        for (int j = i + 2; j < n - 1; j += 2) {
+            madc_lo_cc(E[i + j], d[j], y);
+            madc_hi_cc(E[i + j + 1], d[j], y);
+        }
+        if constexpr ((n - i) % 2 == 1) {  // last pair d_{n-1}·a_i at (i+n-1, i+n)
+            madc_lo_cc(E[i + n - 1], d[n - 1], y);
+            madc_hi(E[i + n], d[n - 1], y);
+        } else {
+            addc(E[i + n], 0);
+        }
+    }
+    // O: (a_{i+1}<<1)·a_i at (2i+1, 2i+2), then d_j·a_i for j = i+3, i+5, .. (odd positions)
+    if constexpr (i + 1 < n) {
+        const uint32_t x = a[i + 1] << 1;
+        mad_lo_cc(O[2 * i + 1], x, y);
+        if constexpr (i + 2 == n) {
+            madc_hi(O[2 * i + 2], x, y);
+        } else {
+            madc_hi_cc(O[2 * i + 2], x, y);
+#pragma unroll
+            for (int j = i + 3; j < n - 1; j += 2) {
+                madc_lo_cc(O[i + j], d[j], y);
+                madc_hi_cc(O[i + j + 1], d[j], y);
+            }
+            if constexpr ((n - i) % 2 == 0) {  // last pair d_{n-1}·a_i at (i+n-1, i+n)
+                madc_lo_cc(O[i + n - 1], d[n - 1], y);
+                madc_hi(O[i + n], d[n - 1], y);
+            } else {
+                addc(O[i + n], 0);
+            }
+        }
+    }
+}
+
+template <int n, int i>
+CUZK_PTX_FN void sqr_steps(uint32_t* E, uint32_t* O, const uint32_t* a, const uint32_t* d,
+                           const uint32_t* p, uint32_t inv) {
+    if constexpr (i < n) {
+        sqr_row<n, i>(E, O, a, d);
+        pair_step<n, i, true>(E, O, p, (E[i] + O[i]) * inv);
+        sqr_steps<n, i + 1>(E, O, a, d, p, inv);
+    }
+}
+
+template <int n>
+CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a_in, const uint32_t* p, uint32_t inv) {
+    uint32_t a[n], d[n];
+#pragma unroll
+    for (int k = 0; k < n; k++) a[k] = a_in[k];
+    if (p[n - 1] >= 0x55555555u) {  // 3p may reach 2^(32n): fold a >= 2^(32n-2) to p - a
+        uint32_t m[n];
+        m[0] = p[0];
+        sub_cc(m[0], a[0]);
+#pragma unroll
+        for (int k = 1; k < n - 1; k++) {
+            m[k] = p[k];
+            subc_cc(m[k], a[k]);
+        }
+        m[n - 1] = p[n - 1];
+        subc(m[n - 1], a[n - 1]);
+        const bool fold = (a[n - 1] >> 30) != 0;
+#pragma unroll
+        for (int k = 0; k < n; k++) a[k] = fold ? m[k] : a[k];
+    }
+#pragma unroll
+    for (int k = 1; k < n; k++) d[k] = (a[k] << 1) | (a[k - 1] >> 31);  // d[0] is not read
+    uint32_t E[2 * n + 1], O[2 * n + 1];
+#pragma unroll
+    for (int k = 0; k < 2 * n + 1; k++) E[k] = O[k] = 0;
+    sqr_steps<n, 0>(E, O, a, d, p, inv);
+    // (a² + M·p) / 2^(32n) < 2p < 2^(32n): the words from position n on, E + O
+    r[0] = E[n];
+    add_cc(r[0], O[n]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = E[n + k];
+        addc_cc(r[k], O[n + k]);
+    }
+    r[n - 1] = E[2 * n - 1];
+    addc(r[n - 1], O[2 * n - 1]);
+    reduce_once<n>(r, p);
+}
+
 }  // namespace ptx
 }  // namespace cuzk
 #endif
