@@ -22,7 +22,8 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
 @pytest.mark.parametrize(
-    "defines", [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_PAIR_SQR"]]
+    "defines",
+    [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_PAIR_SQR", "-DCUZK_MUL_SUM"]],
 )
 def test_ptx_products_match_portable(tmp_path: Path, defines: list[str]) -> None:
     exe = tmp_path / "ptx_field"

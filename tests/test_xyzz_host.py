@@ -23,11 +23,12 @@ CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+# the default device code, and with the opt-in one-reduction product sums and pair squares
+@pytest.fixture(scope="module", params=[(), ("-DCUZK_MUL_SUM", "-DCUZK_PAIR_SQR")], ids=["default", "opt-in"])
+def driver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("xyzz") / "driver"
     subprocess.run(
-        [CXX, "-O1", "-std=c++17", "-DCUZK_EMULATE_DEVICE_PRODUCT",
+        [CXX, "-O1", "-std=c++17", "-DCUZK_EMULATE_DEVICE_PRODUCT", *request.param,
          f"-I{ROOT / 'cuzk/native/include'}", f"-I{ROOT / 'cuzk/native/cuda'}",
          str(ROOT / "tests/native/xyzz_driver.cpp"), "-o", str(exe)],
         check=True,

@@ -52,6 +52,15 @@ static int check(const char* name, std::mt19937_64& g, int count) {
             }
             checked++;
         }
+    if ((decltype(P_of(F()))::mod(F::N - 1) >> 62) == 0)  // product sums of edge values
+        for (auto& a : edge)
+            for (auto& b : edge)
+                for (auto& c : edge)
+                    for (auto& d : edge)
+                        if (!same(F::mul_sum_ptx(a, b, c, d), a * b + c * d)) {
+                            printf("%s: product-sum edge mismatch\n", name);
+                            return 1;
+                        }
     for (int k = 0; k < count; k++) {
         F a = random_elem<F>(g), b = random_elem<F>(g);
         if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a) ||
@@ -80,6 +89,15 @@ static int check(const char* name, std::mt19937_64& g, int count) {
         if (!same(s.sqr_ptx(), s * s) || !same(t.sqr_ptx(), t * t)) {
             printf("%s: square mismatch at %d\n", name, k);
             return 1;
+        }
+        // a·b + c·d with one reduction, on the fields with 4p < R (the base fields)
+        if ((decltype(P_of(F()))::mod(F::N - 1) >> 62) == 0) {
+            F c = k % 7 ? random_elem<F>(g) : edge[k % 6], d = k % 5 ? random_elem<F>(g) : edge[k % 6];
+            if (!same(F::mul_sum_ptx(a, b, c, d), a * b + c * d) ||
+                !same(F::mul_sum_ptx(s, s, t, t), s * s + t * t)) {
+                printf("%s: product-sum mismatch at %d\n", name, k);
+                return 1;
+            }
         }
         checked++;
     }

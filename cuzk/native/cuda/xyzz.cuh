@@ -53,7 +53,7 @@ CUZK_NOINLINE Xyzz<F> xyzz_dbl(const Xyzz<F>& p) {
     F M = X2.dbl() + X2;
     Xyzz<F> r;
     r.X = M.sqr() - S.dbl();
-    r.Y = M * (S - r.X) - W * p.Y;
+    r.Y = F::mul_sub(M, S - r.X, W, p.Y);
     r.ZZ = V * p.ZZ;
     r.ZZZ = W * p.ZZZ;
     return r;
@@ -84,7 +84,7 @@ CUZK_HD void xyzz_add_aff_body(Xyzz<F>& p, const F& x2, const F& y2) {
             F X2 = x2.sqr();
             F M = X2.dbl() + X2;
             p.X = M.sqr() - S.dbl();
-            p.Y = M * (S - p.X) - W * y2;
+            p.Y = F::mul_sub(M, S - p.X, W, y2);
             p.ZZ = V;
             p.ZZZ = W;
         } else {
@@ -96,7 +96,7 @@ CUZK_HD void xyzz_add_aff_body(Xyzz<F>& p, const F& x2, const F& y2) {
     F PPP = P * PP;
     F Q = p.X * PP;
     F X3 = R.sqr() - PPP - Q.dbl();
-    p.Y = R * (Q - X3) - p.Y * PPP;
+    p.Y = F::mul_sub(R, Q - X3, p.Y, PPP);
     p.X = X3;
     p.ZZ = p.ZZ * PP;
     p.ZZZ = p.ZZZ * PPP;
@@ -132,7 +132,7 @@ CUZK_NOINLINE void xyzz_add(Xyzz<F>& p, const Xyzz<F>& q) {
     F PPP = P * PP;
     F Q = U1 * PP;
     F X3 = R.sqr() - PPP - Q.dbl();
-    p.Y = R * (Q - X3) - S1 * PPP;
+    p.Y = F::mul_sub(R, Q - X3, S1, PPP);
     p.X = X3;
     p.ZZ = p.ZZ * q.ZZ * PP;
     p.ZZZ = p.ZZZ * q.ZZZ * PPP;

@@ -34,6 +34,10 @@ struct Fp2 {
     CUZK_HD Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
     CUZK_HD Fp2& operator+=(const Fp2& o) { return *this = *this + o; }
     CUZK_HD Fp2& operator-=(const Fp2& o) { return *this = *this - o; }
+    // a·b − c·d (the base field's one-reduction form applies to Fp only)
+    CUZK_HD static Fp2 mul_sub(const Fp2& a, const Fp2& b, const Fp2& c, const Fp2& d) {
+        return a * b - c * d;
+    }
     CUZK_HD Fp2& operator*=(const Fp2& o) { return *this = *this * o; }
     // Karatsuba: 3 base-field multiplications.
     CUZK_FQ2_MUL Fp2 operator*(const Fp2& o) const {
