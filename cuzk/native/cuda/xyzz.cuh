@@ -146,8 +146,11 @@ CUZK_NOINLINE void xyzz_store_affine(const Xyzz<F>& p, uint64_t* out) {
         for (int i = 0; i < 2 * W; i++) out[i] = 0;
         return;
     }
-    F x = p.X * p.ZZ.inv();
-    F y = p.Y * p.ZZZ.inv();
+    // one inversion: t = 1/(ZZ·ZZZ), then 1/ZZ = t·ZZZ and 1/ZZZ = t·ZZ (the final conversion
+    // runs on one thread, where each inversion is ~0.6 ms of serial products on the H200)
+    F t = (p.ZZ * p.ZZZ).inv();
+    F x = p.X * (t * p.ZZZ);
+    F y = p.Y * (t * p.ZZ);
     x.to_raw(out);
     y.to_raw(out + W);
 }
