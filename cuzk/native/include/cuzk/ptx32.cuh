@@ -125,6 +125,23 @@ CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
     for (int i = 0; i < n; i++) r[i] = borrow ? r[i] : d[i];
 }
 
+// The result of a pair-layout product: (words from position n on of E + O) - p if >= p. The
+// callers' bounds keep the sum below 2p < 2^(32n), so no word past 2n-1 is set.
+template <int n>
+CUZK_PTX_FN void merge_reduce(uint32_t* r, const uint32_t* E, const uint32_t* O,
+                              const uint32_t* p) {
+    r[0] = E[n];
+    add_cc(r[0], O[n]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = E[n + k];
+        addc_cc(r[k], O[n + k]);
+    }
+    r[n - 1] = E[2 * n - 1];
+    addc(r[n - 1], O[2 * n - 1]);
+    reduce_once<n>(r, p);
+}
+
 // Montgomery product over n = 2N 32-bit words, a, b < p, result fully reduced.
 //
 // The GPU fuses a lo/hi multiply-add pair into one 64-bit multiply-add on an aligned register
@@ -184,17 +201,7 @@ CUZK_PTX_FN void mont_mul(uint32_t* r, const uint32_t* a, const uint32_t* b, con
 #pragma unroll
     for (int k = 0; k < 2 * n + 1; k++) E[k] = O[k] = 0;
     pair_steps<n, 0>(E, O, a, b, p, inv);
-    // (a·b + M·p) / 2^(32n) < 2p < 2^(32n): the words from position n on, E + O
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
-    reduce_once<n>(r, p);
+    merge_reduce<n>(r, E, O, p);
 }
 
 template <int n, int i>
@@ -222,16 +229,7 @@ CUZK_PTX_FN void mont_mul_sum(uint32_t* r, const uint32_t* a, const uint32_t* b,
 #pragma unroll
     for (int k = 0; k < 2 * n + 1; k++) E[k] = O[k] = 0;
     pair_steps2<n, 0>(E, O, a, b, c, d, p, inv);
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
-    reduce_once<n>(r, p);
+    merge_reduce<n>(r, E, O, p);
 }
 
 // Montgomery square over n = 2N words, a < p, result fully reduced: the pair layout of mont_mul
@@ -329,17 +327,7 @@ CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a_in, const uint32_t* p, 
 #pragma unroll
     for (int k = 0; k < 2 * n + 1; k++) E[k] = O[k] = 0;
     sqr_steps<n, 0>(E, O, a, d, p, inv);
-    // (a² + M·p) / 2^(32n) < 2p < 2^(32n): the words from position n on, E + O
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
-    reduce_once<n>(r, p);
+    merge_reduce<n>(r, E, O, p);
 }
 
 }  // namespace ptx
