@@ -39,6 +39,27 @@ def test_fr_ops_match_python(curve: str, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_fr_mul_mismatch_finds_the_first_bad_row(curve: str, rng: random.Random) -> None:
+    """The R1CS check's kernel: the first i with a_i·b_i != c_i, against Python ints."""
+    r = CURVES[curve].r
+    xs = _values(r, rng, 3000)
+    ys = _values(r, rng, 3000)
+    rng.shuffle(ys)
+    zs = [x * y % r for x, y in zip(xs, ys)]
+    a, b = ints_to_limbs(xs, 4), ints_to_limbs(ys, 4)
+    assert _native.fr_mul_mismatch(curve, a, b, ints_to_limbs(zs, 4)) == -1
+    n = len(zs)
+    for bad in ({0}, {n - 1}, {rng.randrange(n), rng.randrange(n)}, set(range(n // 2, n))):
+        wrong = list(zs)
+        for i in bad:
+            wrong[i] = (wrong[i] + rng.randrange(1, r)) % r
+        assert _native.fr_mul_mismatch(curve, a, b, ints_to_limbs(wrong, 4)) == min(bad)
+    assert _native.fr_mul_mismatch(curve, a[:0], b[:0], a[:0]) == -1
+    with pytest.raises(ValueError, match="differ in length"):
+        _native.fr_mul_mismatch(curve, a, b, a[:-1])
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
 def test_fq_ops_match_python(curve: str, rng: random.Random) -> None:
     c = CURVES[curve]
     p, L = c.p, c.limbs

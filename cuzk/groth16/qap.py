@@ -145,12 +145,26 @@ def _takes_out(backend: Backend) -> bool:
 def check_satisfied(r1cs: R1CS, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     """Raise UnsatisfiedConstraint naming the first row where a·b ≠ c."""
     m = r1cs.n_rows
-    ab = fr_mul_arrays(r1cs.curve, a[:m], b[:m])
-    bad = np.nonzero((ab != c[:m]).any(axis=1))[0]
-    if len(bad) == 0:
+    i = _first_mismatch(r1cs.curve, a[:m], b[:m], c[:m])
+    if i < 0:
         return
-    i = int(bad[0])
     raise UnsatisfiedConstraint(i, constraint_label(r1cs, i), _describe(r1cs, i, a, b, c))
+
+
+def _first_mismatch(curve: Curve | str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int:
+    """First row where a·b ≠ c (canonical Fr rows), or −1. Native: two products per row and no
+    product array (2^20 rows: 84 → ~25 ms on 2 cores)."""
+    try:
+        from cuzk import _native
+
+        fn = _native.fr_mul_mismatch
+    except (ImportError, AttributeError):
+        fn = None
+    if fn is not None and len(a):
+        cs = (np.ascontiguousarray(x) for x in (a, b, c))
+        return int(fn(get_curve(curve).name, *cs))
+    bad = np.nonzero((fr_mul_arrays(curve, a, b) != c).any(axis=1))[0]
+    return int(bad[0]) if len(bad) else -1
 
 
 def constraint_label(r1cs: R1CS, i: int) -> str | None:

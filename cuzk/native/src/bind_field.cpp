@@ -113,9 +113,44 @@ U64Array fr_inv(const std::string& curve, U64Array a) {
     });
 }
 
+// First row i with a_i·b_i != c_i over canonical Fr arrays (n, 4), or -1: the R1CS check.
+// Compares a·b·R^-1 with c·R^-1 (two Montgomery products on the raw values, no conversions and
+// no product array).
+int64_t fr_mul_mismatch(const std::string& curve, U64Array a, U64Array b, U64Array c) {
+    return with_curve(curve, [&](auto cv) -> int64_t {
+        typedef typename decltype(cv)::Fr Fr;
+        const size_t n = rows_of(a, 4, "a");
+        if (rows_of(b, 4, "b") != n || rows_of(c, 4, "c") != n)
+            throw std::invalid_argument("a, b and c differ in length");
+        const uint64_t *pa = a.data(), *pb = b.data(), *pc = c.data();
+        int64_t first = -1;
+        {
+            py::gil_scoped_release nogil;
+            Fr one_raw = Fr::zero();
+            one_raw.v[0] = 1;
+#pragma omp parallel
+            {
+                int64_t mine = -1;
+#pragma omp for schedule(static) nowait
+                for (long i = 0; i < (long)n; i++) {
+                    if (mine >= 0) continue;  // later rows of this thread cannot be first
+                    if (Fr::from_raw(pa + 4 * i) * Fr::from_raw(pb + 4 * i) !=
+                        Fr::from_raw(pc + 4 * i) * one_raw)
+                        mine = i;
+                }
+#pragma omp critical
+                if (mine >= 0 && (first < 0 || mine < first)) first = mine;
+            }
+        }
+        return first;
+    });
+}
+
 }  // namespace
 
 void register_field(py::module_& m) {
+    m.def("fr_mul_mismatch", &fr_mul_mismatch,
+          "First row i where a_i*b_i != c_i (canonical Fr arrays (n, 4)), or -1.");
     m.def("fr_mul", [](const std::string& c, U64Array a, U64Array b) {
         return fr_binary(c, a, b, [](auto x, auto y) { return x * y; });
     }, "Elementwise product of canonical Fr arrays (n, 4).");

@@ -106,17 +106,26 @@ template <class Fr>
 void csr_matvec(Fr* out, const int64_t* indptr, int64_t m, const int64_t* indices, const Fr* values,
                 int64_t nnz, const Fr* w, int64_t k, int threads) {
     if (m + nnz + k < (1 << 14)) threads = 1;  // small: not worth waking other threads
-    std::vector<Fr> w_mont(k);
+    std::vector<Fr> w_mont;
     std::vector<unsigned char> tags(nnz);
     uint64_t rm1[4];
     for (int i = 0; i < 4; i++) rm1[i] = modulus_limb(Fr::zero(), i);
     rm1[0] -= 1;
+    int64_t general = 0;
+#pragma omp parallel for schedule(static) reduction(+ : general) num_threads(threads)
+    for (int64_t j = 0; j < nnz; j++) {
+        tags[j] = classify(values[j].v, rm1);
+        general += tags[j] == TAG_GENERAL;
+    }
+    // w in Montgomery form only when some coefficient needs a product (a matrix of ±1 - often
+    // B - needs none: k products saved)
+    if (general) w_mont.resize(k);
 #pragma omp parallel num_threads(threads)
     {
-#pragma omp for schedule(static) nowait
-        for (int64_t i = 0; i < k; i++) w_mont[i] = Fr::from_canonical(w[i].v);
+        if (general) {
 #pragma omp for schedule(static)
-        for (int64_t j = 0; j < nnz; j++) tags[j] = classify(values[j].v, rm1);
+            for (int64_t i = 0; i < k; i++) w_mont[i] = Fr::from_canonical(w[i].v);
+        }
         // Rows differ in length: dynamic chunks balance the threads.
 #pragma omp for schedule(dynamic, 256)
         for (int64_t i = 0; i < m; i++)
