@@ -26,6 +26,8 @@ def rand_value(c: Curve, rng: random.Random) -> int:
         return 0
     if roll < 0.75:
         return rng.choice([2, c.r - 2, (c.r - 1) // 2])
+    if roll < 0.85:  # small: bit packing's 2^i and other values below 2^64 (summed exactly)
+        return rng.choice([1 << rng.randrange(1, 64), rng.randrange(2, 1 << 64), (1 << 64) - 1])
     return rng.randrange(c.r)
 
 
@@ -76,6 +78,22 @@ def test_matvec_matches_python(curve: str, shape: tuple[int, int, int], rng: ran
         threads=1,
     )
     assert np.array_equal(again, out)
+
+
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_matvec_long_rows_of_small_values(curve: str, rng: random.Random) -> None:
+    """Rows of many maximal small values times w = r − 1: the exact 384-bit sum of s·w must not
+    overflow before its one reduction (a packing row has 32+ such terms)."""
+    c = CURVES[curve]
+    k = 64
+    w = [c.r - 1 - rng.randrange(3) for _ in range(k)]
+    rows = [[(j % k, (1 << 64) - 1 - rng.randrange(2)) for j in range(n)] for n in (1, 33, 300, 4096)]
+    rows.append([(j % k, 1 << (j % 64)) for j in range(200)])  # 2^i packing
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    indices = np.array([col for r in rows for col, _ in r], dtype=np.int64)
+    values = ints_to_limbs([v for r in rows for _, v in r], 4)
+    got = limbs_to_ints(_native.csr_matvec(curve, indptr, indices, values, ints_to_limbs(w, 4)))
+    assert got == [sum(v * w[col] for col, v in r) % c.r for r in rows]
 
 
 @pytest.mark.parametrize("curve", CURVE_NAMES)

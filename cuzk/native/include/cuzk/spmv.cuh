@@ -1,9 +1,11 @@
 // Sparse constraint evaluation: out = M·w for a CSR matrix M over Fr (a = A·w, b = B·w, c = C·w).
 //
 // Most R1CS coefficients are ±1, so each stored value is classified once into a tag: 0 (skip),
-// +1 and −1 (one addition/subtraction of w) or general (one Montgomery product). The product
-// of a canonical value with the Montgomery form of w is the canonical product, so w is lifted
-// to Montgomery form once per call and values are used as they come.
+// +1 and −1 (one addition/subtraction of w), small (below 2^64: bit packing's 2^i) or general
+// (one Montgomery product). The product of a canonical value with the Montgomery form of w is
+// the canonical product, so w is lifted to Montgomery form once per call (only when some value
+// needs it) and values are used as they come. Small values' products s·w are summed exactly in
+// a 384-bit accumulator and reduced once per row (x86 host builds; elsewhere they are general).
 //
 // row_dot is __host__ __device__ (one row per thread on the GPU); the host driver is OpenMP.
 #pragma once
@@ -13,13 +15,21 @@
 namespace cuzk {
 namespace spmv {
 
-// Limb i of Fr's modulus.
+// Limb i of Fr's modulus, and of R² mod r.
 template <class P>
 CUZK_HD uint64_t modulus_limb(const Fp<P>&, int i) {
     return P::mod(i);
 }
+template <class P>
+CUZK_HD uint64_t modulus_r2(const Fp<P>&, int i) {
+    return P::r2(i);
+}
 
-enum : unsigned char { TAG_ZERO = 0, TAG_ONE = 1, TAG_MINUS_ONE = 2, TAG_GENERAL = 3 };
+enum : unsigned char { TAG_ZERO = 0, TAG_ONE = 1, TAG_MINUS_ONE = 2, TAG_GENERAL = 3, TAG_SMALL = 4 };
+
+#if defined(CUZK_X86_MONT6) && !defined(__CUDA_ARCH__)
+#define CUZK_SPMV_SMALL 1  // exact small-coefficient sums: Fr::redc of the 384-bit accumulator
+#endif
 
 // Tag of a canonical value v (4 limbs), given r − 1.
 CUZK_HD unsigned char classify(const uint64_t* v, const uint64_t* r_minus_1) {
@@ -27,6 +37,9 @@ CUZK_HD unsigned char classify(const uint64_t* v, const uint64_t* r_minus_1) {
     if (hi == 0 && v[0] <= 1) return v[0] == 0 ? TAG_ZERO : TAG_ONE;
     if (v[0] == r_minus_1[0] && v[1] == r_minus_1[1] && v[2] == r_minus_1[2] && v[3] == r_minus_1[3])
         return TAG_MINUS_ONE;
+#ifdef CUZK_SPMV_SMALL
+    if (hi == 0) return TAG_SMALL;
+#endif
     return TAG_GENERAL;
 }
 
@@ -36,13 +49,41 @@ template <class Fr>
 CUZK_HD Fr row_dot(int64_t lo, int64_t hi, const int64_t* indices, const Fr* values,
                    const unsigned char* tags, const Fr* w, const Fr* w_mont) {
     Fr acc = Fr::zero();
+#ifdef CUZK_SPMV_SMALL
+    uint64_t wide[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // Σ s·w over small s: < 2^(320 + 64) words 0..5
+    bool any_small = false;
+#endif
     for (int64_t k = lo; k < hi; k++) {
         const int64_t col = indices[k];
         const unsigned char tag = tags != nullptr ? tags[k] : (unsigned char)TAG_GENERAL;
         if (tag == TAG_ONE) acc = acc + w[col];
         else if (tag == TAG_MINUS_ONE) acc = acc - w[col];
         else if (tag == TAG_GENERAL) acc = acc + values[k] * w_mont[col];
+#ifdef CUZK_SPMV_SMALL
+        else if (tag == TAG_SMALL) {
+            const uint64_t s = values[k].v[0];
+            unsigned __int128 t = 0;
+            for (int i = 0; i < 4; i++) {
+                t += (unsigned __int128)w[col].v[i] * s + wide[i];
+                wide[i] = (uint64_t)t;
+                t >>= 64;
+            }
+            t += wide[4];
+            wide[4] = (uint64_t)t;
+            wide[5] += (uint64_t)(t >> 64);
+            any_small = true;
+        }
+#endif
     }
+#ifdef CUZK_SPMV_SMALL
+    if (any_small) {
+        // wide < 2^384 < r·2^256: redc gives wide·R^-1 mod r, and the product with R² (raw)
+        // gives wide mod r
+        Fr r2;
+        for (int i = 0; i < 4; i++) r2.v[i] = modulus_r2(Fr::zero(), i);
+        acc = acc + Fr::redc(wide) * r2;
+    }
+#endif
     return acc;
 }
 
@@ -115,7 +156,7 @@ void csr_matvec(Fr* out, const int64_t* indptr, int64_t m, const int64_t* indice
 #pragma omp parallel for schedule(static) reduction(+ : general) num_threads(threads)
     for (int64_t j = 0; j < nnz; j++) {
         tags[j] = classify(values[j].v, rm1);
-        general += tags[j] == TAG_GENERAL;
+        general += tags[j] == TAG_GENERAL;  // (small values use w itself)
     }
     // w in Montgomery form only when some coefficient needs a product (a matrix of ±1 - often
     // B - needs none: k products saved)
