@@ -133,7 +133,7 @@ def bench_prove(
     # Start from an empty device: earlier rows' key copies and tables would leave too little
     # room for this key's tables (a 2^24 key's four G1 tables need ~87 GiB).
     gpu.drop_msm_tables()
-    gpu._resident.clear()
+    gpu.drop_device_copies()
     cp.get_default_memory_pool().free_all_blocks()
     pk, circ = fake_key(gpu, c, logn, seed)
     # The G2 MSM once, before any tables (the engine runs it on the CPU beside the GPU region).

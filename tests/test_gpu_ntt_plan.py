@@ -84,6 +84,8 @@ class _Kernel:
         self.dev.shared_optin[self.ptr] = value
 
     def __call__(self, grid, block, args, shared_mem=0):
+        # the fake launcher enforces the device's launch limits: a plan with a bad block size
+        # or too much shared memory fails here as it would on the GPU
         assert 1 <= block[0] <= 1024
         limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
         assert shared_mem <= limit, (shared_mem, limit)

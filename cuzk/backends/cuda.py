@@ -475,6 +475,11 @@ class CudaBackend(FrKernels):
         """Free every precomputed window table."""
         self._tables.clear()
 
+    def drop_device_copies(self) -> None:
+        """Forget every kept device copy of a host array (to_device keep=True); later calls
+        upload again. For benchmarks that load key after key on one device."""
+        self._resident.clear()
+
     def _msm(self, c: Curve, group: int, points: Any, scalars: Any) -> Any:
         fw = c.limbs * group  # words per coordinate
         shape = (2, c.limbs) if group == 1 else (2, 2, c.limbs)
