@@ -122,11 +122,19 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
 
 
 def bench_prove(
-    gpu: CudaBackend, c, logn: int, reps: int, seed: int, record, tables: bool = False
+    gpu: CudaBackend,
+    c,
+    logn: int,
+    reps: int,
+    seed: int,
+    record,
+    tables: bool = False,
+    streams: tuple[bool, ...] = (True,),
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
-    MSM on the GPU, and assembly. With tables, the G1 queries get window tables first."""
+    MSM on the GPU, and assembly. With tables, the G1 queries get window tables first. Each
+    value of streams times the kernel region with the MSMs concurrent (True) or in turn."""
     from cuzk.circuits.synthetic import witness_mix
     from cuzk.groth16 import prover
 
@@ -159,49 +167,52 @@ def bench_prove(
     wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
     wr[0] = [1, 0, 0, 0]
     wits["random"] = wr
-    for kind, w in wits.items():
-        check = kind == "filecoin"
-        names = ("synth", "kernels", "assemble", "total")
-        phases: dict[str, list[float]] = {k: [] for k in names}
-        for i in range(reps + 1):  # the first run uploads the key (HOT tier) and is dropped
-            t0 = time.perf_counter()
-            syn = prover.synthesize(pk, w, gpu, check=check)
-            syn = prover.upload(syn, gpu)
-            cp.cuda.Device().synchronize()
-            t1 = time.perf_counter()
-            if gpu.msm_profile is not None:
+    for conc in streams:
+        gpu.concurrent = conc
+        for kind, w in wits.items():
+            check = kind == "filecoin"
+            names = ("synth", "kernels", "assemble", "total")
+            phases: dict[str, list[float]] = {k: [] for k in names}
+            for i in range(reps + 1):  # the first run uploads the key (HOT tier) and is dropped
+                t0 = time.perf_counter()
+                syn = prover.synthesize(pk, w, gpu, check=check)
+                syn = prover.upload(syn, gpu)
+                cp.cuda.Device().synchronize()
+                t1 = time.perf_counter()
+                if gpu.msm_profile is not None:
+                    gpu.msm_profile.clear()
+                out = prover.kernels(pk, syn, gpu, g2=False)
+                cp.cuda.Device().synchronize()
+                t2 = time.perf_counter()
+                prover.assemble(pk, out, 5, 7, gpu, b_g2=b2)
+                t3 = time.perf_counter()
+                if i:
+                    for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+                        phases[k].append(v * 1e3)
+            mix = witness_mix(w)
+            # each G1 MSM of the last run: size, device time and phases (in the order the MSMs
+            # finished: h's first when in turn; A and B1 have the same size)
+            msms = []
+            for prof in gpu.msm_profile or []:
+                ph = {k: round(v, 2) for k, v in prof.items() if k not in ("n", "table", "c")}
+                msms.append({"n": prof["n"], "ms": round(sum(ph.values()), 2), **ph})
+            if gpu.msm_profile:
                 gpu.msm_profile.clear()
-            out = prover.kernels(pk, syn, gpu, g2=False)
-            cp.cuda.Device().synchronize()
-            t2 = time.perf_counter()
-            prover.assemble(pk, out, 5, 7, gpu, b_g2=b2)
-            t3 = time.perf_counter()
-            if i:
-                for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
-                    phases[k].append(v * 1e3)
-        mix = witness_mix(w)
-        # device time of each G1 MSM of the last run (A, B, L, H in prover.kernels order)
-        msms = {}
-        if gpu.msm_profile:
-            for name, prof in zip(("a", "b1", "l", "h"), gpu.msm_profile, strict=False):
-                msms[name] = round(
-                    sum(v for k, v in prof.items() if k not in ("n", "table", "c")), 2
-                )
-            gpu.msm_profile.clear()
-        record(
-            "prove",
-            c.name,
-            logn,
-            f"host/{kind}" + ("/tables" if tables else ""),
-            phases["kernels"],
-            phases_ms={k: statistics.median(v) for k, v in phases.items()},
-            binary=round(mix["binary"], 3),
-            tables_gib=built,
-            free_gib_after_tables=round(_free_device_bytes() / 2**30, 1),
-            g2_gpu_ms=round(g2_ms, 1),
-            affine_rounds=gpu.msm_affine_rounds,
-            msm_device_ms=msms,
-        )
+            record(
+                "prove",
+                c.name,
+                logn,
+                f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn"),
+                phases["kernels"],
+                phases_ms={k: statistics.median(v) for k, v in phases.items()},
+                binary=round(mix["binary"], 3),
+                tables_gib=built,
+                free_gib_after_tables=round(_free_device_bytes() / 2**30, 1),
+                g2_gpu_ms=round(g2_ms, 1),
+                affine_rounds=gpu.msm_affine_rounds,
+                msm_device_ms=msms,
+                concurrent=conc,
+            )
     del pk
     gpu.drop_msm_tables()
     cp.get_default_memory_pool().free_all_blocks()
@@ -239,9 +250,12 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
+    ap.add_argument(
+        "--prove-streams", default="1", help="1 (MSMs concurrent), 0 (in turn) or 1,0 for --prove"
+    )
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
@@ -303,11 +317,15 @@ def main() -> None:
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
-        # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block)
+        # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block),
+        # sN (N buckets per thread in the first reduction level)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
+        gpu.msm_seg = 16
         for tok in m.split("+"):
             if tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
+            elif tok[:1] == "s" and tok[1:].isdigit():
+                gpu.msm_seg = int(tok[1:])
             elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("aff"):
@@ -467,7 +485,14 @@ def main() -> None:
             for m in args.prove_modes.split(",") if args.prove_modes else modes[-1:]:
                 set_mode(m)
                 bench_prove(
-                    gpu, c, logn, max(1, args.reps // 2), seed, record, tables=args.prove_tables
+                    gpu,
+                    c,
+                    logn,
+                    max(1, args.reps // 2),
+                    seed,
+                    record,
+                    tables=args.prove_tables,
+                    streams=tuple(bool(v) for v in _ints(args.prove_streams)),
                 )
     result = {"info": info, "rows": rows}
     if args.out:

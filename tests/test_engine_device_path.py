@@ -63,6 +63,28 @@ class FakeDevice(CpuBackend):
         return super().g1_msm(curve, points, scalars)
 
 
+class ConcurrentFakeDevice(FakeDevice):
+    """FakeDevice whose run_concurrently runs the tasks in threads (like the CUDA backend's
+    streams) and records which threads ran MSMs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.msm_threads: set[int] = set()
+
+    def run_concurrently(self, tasks: list[Any]) -> list[Any]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.batches.append(len(tasks))
+        with ThreadPoolExecutor(len(tasks)) as pool:
+            return list(pool.map(lambda t: t(), tasks))
+
+    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        with self.lock:
+            self.msm_threads.add(threading.get_ident())
+        return super().g1_msm(curve, points, scalars)
+
+
 class DeviceEngine(Engine):
     def _resolve_backends(self) -> None:
         super()._resolve_backends()
@@ -93,6 +115,23 @@ def test_device_path_prove_is_byte_identical(circuit: SyntheticCircuit, pk: Prov
     before = len(dev.uploads)
     prover.kernels(pk, syn, dev, g2=False)
     assert len(dev.uploads) == before
+
+
+@pytest.mark.parametrize("g2", (False, True))
+def test_device_path_concurrent_kernels(circuit: SyntheticCircuit, pk: ProvingKey,
+                                        rng: random.Random, g2: bool) -> None:
+    """kernels hands h + H, A, B1, L (and G2) to run_concurrently as separate tasks; the
+    outputs land in the right fields whatever order the tasks finish in."""
+    w = circuit.witness(rng.randrange(1 << 32), rng.randrange(10))
+    dev, cpu = ConcurrentFakeDevice(), CpuBackend()
+    got = prover.kernels(pk, prover.synthesize(pk, w, dev), dev, g2=g2)
+    want = prover.kernels(pk, prover.synthesize(pk, w, cpu), cpu, g2=g2)
+    assert dev.batches == [5 if g2 else 4]
+    assert len(dev.msm_threads) > 1
+    for f in ("a_g1", "b_g1", "l_g1", "h_g1") + (("b_g2",) if g2 else ()):
+        assert np.array_equal(getattr(got, f), getattr(want, f)), f
+    assert np.array_equal(np.asarray(got.h), np.asarray(want.h))
+    assert got.b_g2 is None if not g2 else got.b_g2 is not None
 
 
 @pytest.mark.parametrize("g2_on_cpu", (False, True))

@@ -38,11 +38,13 @@ def _baseline():
 
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
 @pytest.mark.parametrize("convention", ("snarkjs", "bellman"))
-def test_gpu_proof_is_byte_identical(curve: str, convention: str) -> None:
+@pytest.mark.parametrize("concurrent", (True, False))
+def test_gpu_proof_is_byte_identical(curve: str, convention: str, concurrent: bool) -> None:
     rng = random.Random(SEED ^ hash((curve, convention)))
     print(f"seed {SEED}")
     c = get_curve(curve)
     gpu = cuda.CudaBackend()
+    gpu.concurrent = concurrent  # the partition's MSMs on streams of their own, or in turn
     base = _baseline()
     circ = for_domain(c, 9)
     pk = setup(circ.r1cs, seed=f"gpu-{SEED}", convention=convention, backend=gpu)
@@ -62,3 +64,22 @@ def test_gpu_proof_is_byte_identical(curve: str, convention: str) -> None:
     except ImportError:  # no pairing library on this machine (the GPU host has none)
         return
     assert ok
+
+
+def test_run_concurrently_orders_and_raises() -> None:
+    """Tasks see the work queued on the caller's stream before the call; the caller's stream
+    sees theirs after; a failing task's error reaches the caller once all tasks are done."""
+    gpu = cuda.CudaBackend()
+    gpu.concurrent = True
+    x = cp.zeros(1 << 24, dtype=cp.uint64)
+    x += 7  # queued on the caller's stream
+    outs = gpu.run_concurrently([lambda k=k: int((x + k).sum().get()) for k in range(4)])
+    assert outs == [(7 + k) << 24 for k in range(4)]
+    ys = gpu.run_concurrently([lambda: cp.full(1 << 22, 3, dtype=cp.uint64)] * 2)
+    assert all(int(y.sum().get()) == 3 << 22 for y in ys)
+
+    def boom() -> None:
+        raise RuntimeError("task failed")
+
+    with pytest.raises(RuntimeError, match="task failed"):
+        gpu.run_concurrently([lambda: int(x.sum().get()), boom])

@@ -14,6 +14,8 @@ import logging
 import os
 import threading
 import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -340,6 +342,9 @@ class CudaBackend(FrKernels):
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
         # threads per block of the first-level bucket sums (registers decide the occupancy)
         self.msm_acc_block = int(os.environ.get("CUZK_MSM_ACC_BLOCK", "256"))
+        # buckets per thread in the first level of Σ k·B_k (fewer: more threads, more
+        # products per bucket). Env CUZK_MSM_SEG.
+        self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -350,6 +355,11 @@ class CudaBackend(FrKernels):
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
         self.msm_profile: list[dict[str, float]] | None = None
+        # run_concurrently gives each task a stream of its own (False: one after another on
+        # the caller's stream). Env CUZK_CONCURRENT=0.
+        self.concurrent = os.environ.get("CUZK_CONCURRENT", "1") != "0"
+        self._pool: ThreadPoolExecutor | None = None
+        self._streams: list[Any] = []
 
     # ---- modules and device data ------------------------------------------------------------
 
@@ -369,6 +379,42 @@ class CudaBackend(FrKernels):
         for name in curves:
             for kind, group in MODULES:
                 self.module(name, kind, group).load_all()
+
+    def run_concurrently(self, tasks: Sequence[Callable[[], Any]]) -> list[Any]:
+        """Each task's result, the tasks run at the same time: each in a thread of its own on a
+        stream of its own, after the work already queued on the caller's stream (the caller's
+        stream then waits for all of them). A partition's MSMs each have latency-bound phases
+        (bucket reduction, the final conversion, reading counts back) that the others' kernels
+        fill. Streams are kept (CuPy's memory pool caches blocks per stream)."""
+        if not self.concurrent or len(tasks) <= 1:
+            return [t() for t in tasks]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(8, thread_name_prefix="cuzk-stream")
+            while len(self._streams) < len(tasks):
+                self._streams.append(cp.cuda.Stream(non_blocking=True))
+            streams = self._streams[: len(tasks)]
+        caller = cp.cuda.get_current_stream()
+        ready = cp.cuda.Event(disable_timing=True)
+        ready.record(caller)
+        device = cp.cuda.Device().id
+
+        def run(task: Callable[[], Any], stream: Any) -> tuple[Any, Any]:
+            with cp.cuda.Device(device), stream:
+                stream.wait_event(ready)
+                out = task()
+                done = cp.cuda.Event(disable_timing=True)
+                done.record(stream)
+            return out, done
+
+        futures = [self._pool.submit(run, t, s) for t, s in zip(tasks, streams, strict=True)]
+        wait(futures)  # all finish (or fail) before any error is raised
+        results = []
+        for f in futures:
+            out, done = f.result()
+            caller.wait_event(done)
+            results.append(out)
+        return results
 
     def _fr(self, c: Curve) -> _FrConsts:
         k = self._consts.get(c.name)
@@ -573,7 +619,7 @@ class CudaBackend(FrKernels):
         marks("acc_buckets")
         # Σ k·B_k per window: segments of S buckets, then group sums down to one per window.
         # Short serial chains: this part is latency-bound (few threads, long add sequences).
-        S = min(16, M)
+        S = max(1, min(self.msm_seg, M))
         nseg = (M + S - 1) // S
         seg = cp.empty((nwr * nseg, xw), dtype=cp.uint64)
         mod["msm_bucket_segments"](

@@ -179,23 +179,47 @@ def kernels(
     back (h stays on the device), so the call returns once the device is done."""
     be = _backend(backend)
     curve = pk.curve
-    if on_device(be):
-        syn = upload(syn, be)
-        n, h_len = int(syn.a.shape[0]), len(pk.h_g1)
-        if h_len > n:
-            raise ValueError(f"key has {h_len} H points for a domain of {n}")
+    w = syn.witness
+
+    def msm(points: Any, scalars: Any, group: int = 1) -> np.ndarray:
+        f = be.g1_msm if group == 1 else be.g2_msm
+        return _host(f(curve, points, scalars))
+
+    if not on_device(be):
+        h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
+        return KernelOutputs(
+            h=h,
+            a_g1=msm(pk.a_g1, w),
+            b_g1=msm(pk.b_g1, w),
+            b_g2=msm(pk.b_g2, w, 2) if g2 else None,
+            l_g1=msm(pk.l_g1, w[pk.n_public + 1 :]),
+            h_g1=msm(pk.h_g1, h),
+        )
+    syn = upload(syn, be)
+    w = syn.witness
+    n, h_len = int(syn.a.shape[0]), len(pk.h_g1)
+    if h_len > n:
+        raise ValueError(f"key has {h_len} H points for a domain of {n}")
+
+    def h_part() -> tuple[Any, np.ndarray]:
         omega, shift, coefficients = qap.domain_params(curve, n, pk.h_convention)
         h = be.groth16_h(curve, syn.a, syn.b, syn.c, omega, shift, coefficients)[:h_len]
-    else:
-        h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
-    w = syn.witness
+        return h, msm(pk.h_g1, h)
+
+    # h then its MSM is the longest chain: first, so it starts first.
+    tasks: list[Any] = [
+        h_part,
+        lambda: msm(pk.a_g1, w),
+        lambda: msm(pk.b_g1, w),
+        lambda: msm(pk.l_g1, w[pk.n_public + 1 :]),
+    ]
+    if g2:
+        tasks.append(lambda: msm(pk.b_g2, w, 2))
+    run = getattr(be, "run_concurrently", None)
+    res = run(tasks) if run is not None else [t() for t in tasks]
+    (h, h_g1), a_g1, b_g1, l_g1 = res[:4]
     return KernelOutputs(
-        h=h,
-        a_g1=_host(be.g1_msm(curve, pk.a_g1, w)),
-        b_g1=_host(be.g1_msm(curve, pk.b_g1, w)),
-        b_g2=_host(be.g2_msm(curve, pk.b_g2, w)) if g2 else None,
-        l_g1=_host(be.g1_msm(curve, pk.l_g1, w[pk.n_public + 1 :])),
-        h_g1=_host(be.g1_msm(curve, pk.h_g1, h)),
+        h=h, a_g1=a_g1, b_g1=b_g1, b_g2=res[4] if g2 else None, l_g1=l_g1, h_g1=h_g1
     )
 
 
