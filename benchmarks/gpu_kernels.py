@@ -44,6 +44,30 @@ def _ints(arg: str) -> list[int]:
     return [int(x) for x in arg.split(",") if x]
 
 
+def ntt_variant(impl: str, default: tuple[int, int, int, int]) -> tuple[str, tuple]:
+    """--ntt-impls token -> (ntt_impl or "", (tile log, cols log, threads, radix)):
+    "tiled:11/2/256/r4", "tiled:r4", "radix4"; numbers fill the shape in order."""
+    name, _, shape = impl.partition(":")
+    nums = [int(x) for x in shape.split("/") if x and x[0] != "r"]
+    radix = [int(x[1:]) for x in shape.split("/") if x[:1] == "r"]
+    if len(nums) > 3 or len(radix) > 1:
+        raise ValueError(f"bad --ntt-impls token {impl!r}")
+    vals = list(default)
+    vals[: len(nums)] = nums
+    if radix:
+        vals[3] = radix[0]
+    return name, tuple(vals)
+
+
+def same_as_first(first: dict, op: str, logn: int, out) -> bool:
+    """Whether out equals the first NTT variant's output of (op, logn) (kept in first)."""
+    out = cp.asnumpy(out)
+    same = bool(np.array_equal(first.setdefault((op, logn), out), out))
+    if not same:
+        print(f"{op} 2^{logn}: output differs from the first variant's", flush=True)
+    return same
+
+
 def time_ms(fn, reps: int, warm: int = 1) -> list[float]:
     for _ in range(warm):
         fn()
@@ -263,7 +287,8 @@ def main() -> None:
     ap.add_argument(
         "--ntt-impls",
         default="",
-        help="NTT variants to time, e.g. radix4,tiled,tiled:12/0/512 (tile log/cols log/threads)",
+        help="NTT variants to time, e.g. radix4,tiled,tiled:12/0/512,tiled:11/2/256/r4 (tile "
+        "log/cols log/threads, rN: ntt_tile radix; omitted fields keep the defaults)",
     )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="")
@@ -443,43 +468,47 @@ def main() -> None:
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
-        shape0 = (gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads)
-        first: dict[int, np.ndarray] = {}  # the first variant's transform per size: all must agree
+        shape0 = (gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix)
+        first: dict[tuple[str, int], np.ndarray] = {}  # see same_as_first
         for impl in impls:
-            name, _, shape = impl.partition(":")
+            name, shape = ntt_variant(impl, shape0)
             if name:
                 gpu.ntt_impl = name
-            t, co, th = (int(x) for x in shape.split("/")) if shape else shape0
-            gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads = t, co, th
+            gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix = shape
             tag = f"/{impl}" if len(impls) > 1 else ""
             for logn in _ints(args.ntt):
                 n = 1 << logn
                 a = random_scalars(c, n, "uniform", seed)
                 w = c.root_of_unity(n, "bellman")
-                out = cp.asnumpy(gpu.fr_ntt(c, a, w))
-                same = bool(np.array_equal(first.setdefault(logn, out), out))
+                same = same_as_first(first, "ntt", logn, gpu.fr_ntt(c, a, w))
                 ms = time_ms(lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w), args.reps)
                 record("ntt", cv, logn, f"dev{tag}", ms, same_as_first=same)
+                same = same_as_first(
+                    first, "intt_coset", logn, gpu.fr_ntt(c, a, w, inverse=True, shift=7)
+                )
                 ms = time_ms(
                     lambda a=a, w=w, c=c: gpu.fr_ntt(c, a, w, inverse=True, shift=7), args.reps
                 )
-                record("intt_coset", cv, logn, f"dev{tag}", ms)
+                record("intt_coset", cv, logn, f"dev{tag}", ms, same_as_first=same)
                 del a
                 cp.get_default_memory_pool().free_all_blocks()
             for logn in _ints(args.h):
                 n = 1 << logn
                 a, b, cc = (random_scalars(c, n, "uniform", seed + i) for i in range(3))
                 w = c.root_of_unity(n, "bellman")
+                h = gpu.groth16_h(c, a, b, cc, w, c.fr_generator, True)
+                same = same_as_first(first, "groth16_h", logn, h)
+                del h
                 ms = time_ms(
                     lambda a=a, b=b, cc=cc, w=w, c=c: gpu.groth16_h(
                         c, a, b, cc, w, c.fr_generator, True
                     ),
                     args.reps,
                 )
-                record("groth16_h", cv, logn, f"dev/bellman{tag}", ms)
+                record("groth16_h", cv, logn, f"dev/bellman{tag}", ms, same_as_first=same)
                 del a, b, cc
                 cp.get_default_memory_pool().free_all_blocks()
-        gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads = shape0
+        gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix = shape0
         del first
         for logn in _ints(args.prove):
             for m in args.prove_modes.split(",") if args.prove_modes else modes[-1:]:

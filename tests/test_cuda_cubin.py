@@ -73,8 +73,10 @@ def test_write_and_lookup(tmp_path):
 
 def _expected(curve: str, kind: str, group: int) -> dict[str, str]:
     cs = {"bls12_381": "cuzk::bls12_381", "bn254": "cuzk::bn254"}[curve]
-    if kind == "fr":
-        return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
+    if kind == "fr":  # ntt_tile's two radix instantiations: ntt_tile_r2 / ntt_tile_r4
+        tmpl = {"ntt_tile_r2": "ntt_tile<{}, 2>", "ntt_tile_r4": "ntt_tile<{}, 4>"}
+        assert set(tmpl) <= set(FR_KERNELS)
+        return {k: "gpu::" + tmpl.get(k, k + "<{}>").format(cs) for k in FR_KERNELS}
     ks = cuda.MSM_KERNELS if kind == "msm" else cuda.AUX_KERNELS
     return {k: f"gpu::{k}<{cs}, {group}>" for k in ks}
 

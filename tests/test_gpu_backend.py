@@ -149,12 +149,21 @@ def test_msm_matches_cpu_backend(gpu, rng, curve):
     assert np.array_equal(gpu.g2_msm(c, p2, s2), cpu.g2_msm(c, p2, s2))
 
 
-@pytest.fixture(params=("tiled", "radix4"))
+def _select(gpu, variant: str) -> None:
+    """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4."""
+    impl, _, radix = variant.partition("/r")
+    gpu.ntt_impl, gpu.ntt_tile_radix = impl, int(radix or 2)
+
+
+NTT_VARIANTS = ("tiled", "tiled/r4", "radix4")
+
+
+@pytest.fixture(params=NTT_VARIANTS)
 def ntt_gpu(gpu, request):
-    """The backend with one NTT implementation (cuda_fr.NTT_IMPLS) selected."""
-    gpu.ntt_impl = request.param
+    """The backend with one NTT variant selected."""
+    _select(gpu, request.param)
     yield gpu
-    gpu.ntt_impl = "tiled"
+    _select(gpu, "tiled")
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -221,11 +230,13 @@ def _random_limbs(n: int, seed: int) -> cp.ndarray:
 
 
 def _both_impls(gpu, method, *args, **kw):
+    """(tiled, radix4) outputs; asserts tiled radix 2 and radix 4 agree."""
     out = {}
-    for impl in ("tiled", "radix4"):
-        gpu.ntt_impl = impl
-        out[impl] = cp.asnumpy(method(*args, **kw))
-    gpu.ntt_impl = "tiled"
+    for variant in NTT_VARIANTS:
+        _select(gpu, variant)
+        out[variant] = cp.asnumpy(method(*args, **kw))
+    _select(gpu, "tiled")
+    assert np.array_equal(out["tiled"], out["tiled/r4"])
     return out["tiled"], out["radix4"]
 
 

@@ -69,8 +69,8 @@ def _bitrev(i: int, logn: int) -> int:
 
 
 class _Kernel:
-    def __init__(self, body, fld: _Field, dev: _Device) -> None:
-        self.body, self.fld, self.dev = body, fld, dev
+    def __init__(self, name: str, body, fld: _Field, dev: _Device, **kw) -> None:
+        self.name, self.body, self.fld, self.dev, self.kw = name, body, fld, dev, kw
         self.ptr = id(self)
 
     # CuPy's RawKernel attribute (cudaFuncAttributeMaxDynamicSharedMemorySize)
@@ -89,8 +89,8 @@ class _Kernel:
         assert 1 <= block[0] <= 1024
         limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
         assert shared_mem <= limit, (shared_mem, limit)
-        self.dev.launches.append((self.body.__name__, grid[0]))
-        self.body(self.fld, grid[0], block[0], shared_mem, *args)
+        self.dev.launches.append((self.name, grid[0]))
+        self.body(self.fld, grid[0], block[0], shared_mem, *args, **self.kw)
 
 
 def _pow_from_tables(f: _Field, lo, hi, e: int, lb: int) -> int:
@@ -111,39 +111,118 @@ def ntt_stage_twiddles(f, grid, block, shared, tw, n, logn, lo, hi, lb):
             _put(tw, idx, _pow_from_tables(f, lo, hi, e, lb))
 
 
-def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif):
+def _twiddle(tw, idx: int) -> int:
+    assert idx < len(tw)  # numpy would read past a table's end too
+    return _get(tw, idx)
+
+
+def tile_stage2(f, block, sm, tw, rest, b, k, cb, logc, dif, touched):
     cmask = (1 << logc) - 1
-    tile = 1 << (s + logc)
-    for q in range(s):
-        k = s - 1 - q if dif else q
-        st = b + k
-        h = 1 << k
-        for tid in range(block):
-            for u in range(tid, tile // 2, block):
-                col, p = u & cmask, u >> logc
-                r0 = ((p >> k) << (k + 1)) | (p & (h - 1))
-                i0 = rest | (r0 << b) | (col << cb)
-                j = i0 & ((1 << st) - 1)
-                s0 = (r0 << logc) | col
-                s1 = s0 + (h << logc)
-                x0, x1 = sm[s0], sm[s1]
-                assert (1 << st) + j < len(tw)  # numpy would read past a table's end too
-                w = _get(tw, (1 << st) + j)
-                if dif:
-                    d = f.sub(x0, x1)
-                    x0 = f.add(x0, x1)
-                    x1 = f.mul(d, w) if j else d
-                else:
-                    if j:
-                        x1 = f.mul(x1, w)
-                    d = f.sub(x0, x1)
-                    x0 = f.add(x0, x1)
-                    x1 = d
-                sm[s0], sm[s1] = x0, x1
+    tile = len(sm)
+    st = b + k
+    h = 1 << k
+    for tid in range(block):
+        for u in range(tid, tile // 2, block):
+            col, p = u & cmask, u >> logc
+            r0 = ((p >> k) << (k + 1)) | (p & (h - 1))
+            i0 = rest | (r0 << b) | (col << cb)
+            j = i0 & ((1 << st) - 1)
+            s0 = (r0 << logc) | col
+            s1 = s0 + (h << logc)
+            touched += [s0, s1]
+            x0, x1 = sm[s0], sm[s1]
+            if dif:
+                d = f.sub(x0, x1)
+                x0 = f.add(x0, x1)
+                x1 = f.mul(d, _twiddle(tw, (1 << st) + j)) if j else d
+            else:
+                if j:
+                    x1 = f.mul(x1, _twiddle(tw, (1 << st) + j))
+                d = f.sub(x0, x1)
+                x0 = f.add(x0, x1)
+                x1 = d
+            sm[s0], sm[s1] = x0, x1
+
+
+def tile_pair4(f, block, sm, tw, rest, b, k, cb, logc, dif, touched):
+    cmask = (1 << logc) - 1
+    tile = len(sm)
+    st = b + k
+    h = 1 << k
+    hs = h << logc
+    tab1, tab2 = 1 << st, 2 << st
+    for tid in range(block):
+        for u in range(tid, tile // 4, block):
+            col, p = u & cmask, u >> logc
+            r0 = ((p >> k) << (k + 2)) | (p & (h - 1))
+            i0 = rest | (r0 << b) | (col << cb)
+            j = i0 & ((1 << st) - 1)
+            s0 = (r0 << logc) | col
+            slots = [s0, s0 + hs, s0 + 2 * hs, s0 + 3 * hs]
+            touched += slots
+            x0, x1, x2, x3 = (sm[x] for x in slots)
+            wb = _twiddle(tw, tab2 + j + (1 << st))
+            if dif:
+                d = f.sub(x0, x2)
+                x0 = f.add(x0, x2)
+                x2 = d
+                d = f.sub(x1, x3)
+                x1 = f.add(x1, x3)
+                x3 = f.mul(d, wb)
+                if j:
+                    x2 = f.mul(x2, _twiddle(tw, tab2 + j))
+                d = f.sub(x0, x1)
+                x0 = f.add(x0, x1)
+                x1 = d
+                d = f.sub(x2, x3)
+                x2 = f.add(x2, x3)
+                x3 = d
+                if j:
+                    w = _twiddle(tw, tab1 + j)
+                    x1, x3 = f.mul(x1, w), f.mul(x3, w)
+            else:
+                if j:
+                    w = _twiddle(tw, tab1 + j)
+                    x1, x3 = f.mul(x1, w), f.mul(x3, w)
+                d = f.sub(x0, x1)
+                x0 = f.add(x0, x1)
+                x1 = d
+                d = f.sub(x2, x3)
+                x2 = f.add(x2, x3)
+                x3 = f.mul(d, wb)
+                if j:
+                    x2 = f.mul(x2, _twiddle(tw, tab2 + j))
+                d = f.sub(x0, x2)
+                x0 = f.add(x0, x2)
+                x2 = d
+                d = f.sub(x1, x3)
+                x1 = f.add(x1, x3)
+                x3 = d
+            for x, v in zip(slots, (x0, x1, x2, x3), strict=True):
+                sm[x] = v
+
+
+def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif, radix):
+    """The steps between two __syncthreads: radix 2 one stage each, radix 4 stage pairs (s
+    odd: stage 0 alone, first in a DIT, last in a DIF). Each step touches every slot once:
+    no two threads of a step share a slot (race-free) and none is skipped."""
+    steps = []
+    if radix == 2:
+        steps = [(tile_stage2, s - 1 - q if dif else q) for q in range(s)]
+    else:
+        assert radix == 4
+        odd = s & 1
+        steps = [(tile_pair4, s - 2 - 2 * q if dif else odd + 2 * q) for q in range(s // 2)]
+        if odd:
+            steps.insert(len(steps) if dif else 0, (tile_stage2, 0))
+    for fn, k in steps:
+        touched: list[int] = []
+        fn(f, block, sm, tw, rest, b, k, cb, logc, dif, touched)
+        assert sorted(touched) == list(range(len(sm))), (fn.__name__, k)
 
 
 def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif,
-             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2):  # fmt: skip
+             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2, radix=2):  # fmt: skip
     logn, b, s, cb, logc = int(logn), int(b), int(s), int(cb), int(logc)
     m0, g1, w1, g2, lb, pre = int(m0), int(g1), int(w1), int(g2), int(lb), int(pre)
     n = 1 << logn
@@ -182,14 +261,14 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
         # every block owns its elements alone: in-place passes are race-free
         assert len(mine) == tile and not (mine & seen) and max(mine) < n
         seen |= mine
-        tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif)
+        tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif, radix)
         if _is_ptr(tw2):
             if _is_ptr(lo) and pre == 2:
                 for tid in range(block):
                     for u in range(tid, tile, block):
                         i = index(u)
                         sm[u] = f.mul(sm[u], factor(_bitrev(i, logn) if erev else i))
-            tile_stages(f, block, sm, tw2, rest, b, s, cb, logc, 0)
+            tile_stages(f, block, sm, tw2, rest, b, s, cb, logc, 0, radix)
         for tid in range(block):
             for u in range(tid, tile, block):
                 i = index(u)
@@ -235,13 +314,16 @@ class _Consts:
 
 
 class _Model(cuda_fr.FrKernels):
-    def __init__(self, dev: _Device, tile_log: int, cols_log: int, threads: int) -> None:
+    def __init__(
+        self, dev: _Device, tile_log: int, cols_log: int, threads: int, radix: int = 2
+    ) -> None:
         self.dev = dev
         self._twiddles = {}
         self._consts = {}
         self._mods = {}
         self.ntt_impl = "tiled"
         self.ntt_tile_log, self.ntt_cols_log, self.ntt_threads = tile_log, cols_log, threads
+        self.ntt_tile_radix = radix
 
     def module(self, curve, kind, group=1):
         c = get_curve(curve)
@@ -249,9 +331,12 @@ class _Model(cuda_fr.FrKernels):
         if c.name not in self._mods:
             fld = _Field(c.r)
             self._mods[c.name] = {
-                "ntt_tile": _Kernel(ntt_tile, fld, self.dev),
-                "ntt_stage_twiddles": _Kernel(ntt_stage_twiddles, fld, self.dev),
+                f"ntt_tile_r{r}": _Kernel(f"ntt_tile_r{r}", ntt_tile, fld, self.dev, radix=r)
+                for r in cuda_fr.NTT_TILE_RADICES
             }
+            self._mods[c.name]["ntt_stage_twiddles"] = _Kernel(
+                "ntt_stage_twiddles", ntt_stage_twiddles, fld, self.dev
+            )
         return self._mods[c.name]
 
     def to_device(self, arr, keep=False, dtype=np.uint64):
@@ -270,15 +355,21 @@ def model(monkeypatch):
     dev = _Device()
     monkeypatch.setattr(cuda_fr, "cp", dev)
 
-    def make(tile_log: int, cols_log: int, threads: int = 4) -> _Model:
-        return _Model(dev, tile_log, cols_log, threads)
+    def make(tile_log: int, cols_log: int, threads: int = 4, radix: int = 2) -> _Model:
+        return _Model(dev, tile_log, cols_log, threads, radix)
 
     return make
 
 
 # (tile_log, cols_log, threads): tiny tiles give many passes at small n; (11, 3, 256) is the
 # backend's default shape (one pass up to 2^11).
-SHAPES = ((1, 0, 1), (2, 1, 2), (3, 1, 4), (4, 2, 3), (5, 3, 8), (11, 3, 256))
+SHAPES = ((1, 0, 1), (2, 1, 2), (3, 1, 4), (4, 2, 3), (5, 2, 4), (5, 3, 8), (11, 3, 256))
+H_SHAPES = SHAPES[1:6]
+H_SIZES = (0, 1, 2, 3, 5, 7)
+
+
+def _model_sizes(shape) -> range:
+    return range(0, 8 if shape[0] < 11 else 5)
 
 
 def _rand(rng: random.Random, r: int, n: int) -> list[int]:
@@ -286,12 +377,13 @@ def _rand(rng: random.Random, r: int, n: int) -> list[int]:
             for _ in range(n)]  # fmt: skip
 
 
+@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", SHAPES)
-def test_tiled_fr_ntt_model(model, rng, curve, shape):
+def test_tiled_fr_ntt_model(model, rng, curve, shape, radix):
     c = get_curve(curve)
-    m = model(*shape)
-    for logn in range(0, 8 if shape[0] < 11 else 5):
+    m = model(*shape, radix=radix)
+    for logn in _model_sizes(shape):
         n = 1 << logn
         vals = _rand(rng, c.r, n)
         a = fr_from_ints(c, vals)
@@ -304,11 +396,12 @@ def test_tiled_fr_ntt_model(model, rng, curve, shape):
         assert fr_to_ints(a) == vals  # the input array is only read
 
 
+@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
-def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve):
+def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve, radix):
     """Inputs >= r (any 256-bit limbs) are reduced in the first pass, as the old path did."""
     c = get_curve(curve)
-    m = model(3, 1)
+    m = model(3, 1, radix=radix)
     n = 16
     raw = [rng.randrange(2**256) for _ in range(n)]
     raw[:3] = [c.r, 2**256 - 1, c.r - 1]
@@ -322,13 +415,14 @@ def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve):
     assert fr_to_ints(h) == ref.groth16_h(c, red, red, red, w, c.fr_generator, True)
 
 
+@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
-@pytest.mark.parametrize("shape", SHAPES[1:5])
+@pytest.mark.parametrize("shape", H_SHAPES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients):
+def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix):
     c = get_curve(curve)
-    m = model(*shape)
-    for logn in (0, 1, 2, 3, 5, 7):
+    m = model(*shape, radix=radix)
+    for logn in H_SIZES:
         n = 1 << logn
         conv = "bellman" if coefficients else "snarkjs"
         w = c.root_of_unity(n, conv)
@@ -340,11 +434,14 @@ def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients):
         assert [fr_to_ints(x) for x in arrs] == vs
 
 
-def test_tiled_launch_counts(model):
-    """Passes per transform: fr_ntt one ntt_tile launch per pass, groth16_h 3 transforms
-    (snarkjs) or 4 (bellman), and the 2^11-element tiles get the shared-memory opt-in."""
+@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+def test_tiled_launch_counts(model, radix):
+    """Passes per transform: fr_ntt one ntt_tile launch per pass (the instantiation of
+    ntt_tile_radix), groth16_h 3 transforms (snarkjs) or 4 (bellman), and the 2^11-element
+    tiles get the shared-memory opt-in."""
     c = get_curve("bn254")
-    m = model(3, 1, 4)
+    m = model(3, 1, 4, radix=radix)
+    name = f"ntt_tile_r{radix}"
     dev = m.dev
     n = 1 << 7  # tiles of 2^3 (first, gathered: 2^2 rows x 2 cols) -> passes of 2, 2 | 3 ...
     a = fr_from_ints(c, list(range(n)))
@@ -353,15 +450,18 @@ def test_tiled_launch_counts(model):
     dev.launches.clear()
     m.fr_ntt(c, a, w)
     plan = cuda_fr.plan_passes(7, 3, 1, True)
-    assert [x[0] for x in dev.launches] == ["ntt_tile"] * len(plan) and len(plan) == 4
+    assert [x[0] for x in dev.launches] == [name] * len(plan) and len(plan) == 4
     dev.launches.clear()
     m.groth16_h(c, a, a, a, w, c.fr_generator, True)
-    tiles = [x for x in dev.launches if x[0] == "ntt_tile"]
+    tiles = [x for x in dev.launches if x[0] == name]
     plain, gathered = (len(cuda_fr.plan_passes(7, 3, 1, g)) for g in (False, True))
     assert len(tiles) == 3 * (2 * plain - 1) + gathered and plain == 3
-    big = model(11, 3, 256)
+    big = model(11, 3, 256, radix=radix)
     big.fr_ntt(c, fr_from_ints(c, [1] * 2048), c.root_of_unity(2048))
     assert max(dev.shared_optin.values()) == 32 << 11
+    m.ntt_tile_radix = 8
+    with pytest.raises(ValueError, match="ntt_tile_radix"):
+        m.fr_ntt(c, a, w)
 
 
 @pytest.mark.parametrize("tile_log,cols_log", [(1, 0), (2, 1), (3, 1), (5, 3), (10, 3), (11, 3),
@@ -428,8 +528,8 @@ template <class F> inline void st16(uint64_t* p, const F& x) { std::memcpy(p, &x
 #include "fr_kernels.cuh"
 namespace gpu { uint64_t sh[4 << 14]; }  // the dynamic shared memory: up to 2^14 elements
 
-#define WRAP(NAME, CS)                                                                       \
-extern "C" void tile_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,               \
+#define WRAP_TILE(NAME, CS, R)                                                               \
+extern "C" void tile_r##R##_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,        \
     const uint64_t* tw, int logn, int b, int s, int cb, int logc, int m0, int g1, int w1,    \
     int g2, int dif, int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb, \
     int pre, int erev, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,         \
@@ -438,10 +538,13 @@ extern "C" void tile_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,   
     threadIdx.x = 0;                                                                         \
     for (uint32_t k = 0; k < grid; k++) {                                                    \
         blockIdx.x = k;                                                                      \
-        gpu::ntt_tile<CS>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather,    \
-                          reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2);                 \
+        gpu::ntt_tile<CS, R>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather, \
+                             reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2);              \
     }                                                                                        \
-}                                                                                            \
+}
+#define WRAP(NAME, CS)                                                                       \
+WRAP_TILE(NAME, CS, 2)                                                                       \
+WRAP_TILE(NAME, CS, 4)                                                                       \
 extern "C" void stw_##NAME(uint32_t grid, uint32_t block, uint64_t* tw, uint32_t n,         \
     int logn, const uint64_t* lo, const uint64_t* hi, int lb) {                              \
     blockDim.x = block;                                                                      \
@@ -495,6 +598,13 @@ class _HostKernel:
         self.fn(*dims, *conv)
 
 
+HOST_SHAPES = ((2, 1, 2), (3, 1, 4), (5, 3, 8), (6, 1, 8), (11, 2, 256), (12, 0, 512))
+
+
+def _host_sizes(shape) -> range:
+    return range(0, 13 if shape[0] >= 5 else 9)
+
+
 class _HostModel(_Model):
     lib = None
 
@@ -502,20 +612,24 @@ class _HostModel(_Model):
         c = get_curve(curve)
         if c.name not in self._mods:
             self._mods[c.name] = {
-                "ntt_tile": _HostKernel(getattr(self.lib, f"tile_{c.name}"), False),
-                "ntt_stage_twiddles": _HostKernel(getattr(self.lib, f"stw_{c.name}"), True),
+                f"ntt_tile_r{r}": _HostKernel(getattr(self.lib, f"tile_r{r}_{c.name}"), False)
+                for r in cuda_fr.NTT_TILE_RADICES
             }
+            self._mods[c.name]["ntt_stage_twiddles"] = _HostKernel(
+                getattr(self.lib, f"stw_{c.name}"), True
+            )
         return self._mods[c.name]
 
 
+@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
-@pytest.mark.parametrize("shape", ((2, 1, 2), (3, 1, 4), (5, 3, 8), (11, 2, 256), (12, 0, 512)))
-def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape):
+@pytest.mark.parametrize("shape", HOST_SHAPES)
+def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape, radix):
     monkeypatch.setattr(cuda_fr, "cp", _Device())
-    m = _HostModel(cuda_fr.cp, *shape)
+    m = _HostModel(cuda_fr.cp, *shape, radix=radix)
     m.lib = host_kernels
     c = get_curve(curve)
-    for logn in range(0, 13 if shape[0] >= 5 else 9):
+    for logn in _host_sizes(shape):
         n = 1 << logn
         raw = [rng.randrange(2**256) if rng.random() < 0.1 else rng.randrange(c.r)
                for _ in range(n)]  # fmt: skip
@@ -536,3 +650,34 @@ def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, 
                 assert got == ref.groth16_h(c, *vs, w2, shift, coefficients), logn
     host_kernels.dropped_carries.restype = ctypes.c_ulonglong
     assert host_kernels.dropped_carries() == 0
+
+
+def _pass_kinds(shapes, sizes, gathers=(False, True)) -> set:
+    """(stage-count parity, one pass / first of several / later, columns, gathered) of every
+    pass with at least 2 stages (where radix 4 pairs stages) that these tests run."""
+    kinds = set()
+    for t, co, _ in shapes:
+        for logn in sizes(t, co):
+            for g in gathers:
+                plan = cuda_fr.plan_passes(logn, t, co, g)
+                for k, p in enumerate(plan):
+                    if p["s"] >= 2:
+                        where = "one" if len(plan) == 1 else "first" if k == 0 else "later"
+                        kinds.add((p["s"] % 2, where, p["logc"] > 0, p["gather"]))
+    return kinds
+
+
+def test_shapes_cover_radix4_cases():
+    """The shapes above run radix 4 on odd and even stage counts (a lone radix-2 stage or
+    none) in one-pass transforms, in first and later passes, with columns and gathered loads;
+    fr_ntt (gathered) and the coset transforms of groth16_h (not gathered, both kernels' tiles
+    in one launch)."""
+    want = {(par, where, cols, g) for par in (0, 1) for where, cols, g in
+            (("one", False, False), ("one", False, True), ("first", False, False),
+             ("first", True, True), ("later", True, False))}  # fmt: skip
+    model = _pass_kinds(SHAPES, lambda t, co: _model_sizes((t, co)))
+    host = _pass_kinds(HOST_SHAPES, lambda t, co: _host_sizes((t, co)))
+    assert want <= model and want <= host, (want - model, want - host)
+    h_want = {w for w in want if not w[3]}
+    h_model = _pass_kinds(H_SHAPES, lambda t, co: H_SIZES, (False,))
+    assert h_want <= h_model, h_want - h_model

@@ -31,10 +31,22 @@ FR_KERNELS = (
     "ntt_radix4",
     "ntt_radix2",
     "ntt_stage_twiddles",
-    "ntt_tile",
+    "ntt_tile_r2",
+    "ntt_tile_r4",
     "h_pointwise",
     "csr_matvec",
 )
+# ntt_tile has a template parameter RADIX (2 or 4): short names ntt_tile_r2 / ntt_tile_r4.
+NTT_TILE_RADICES = (2, 4)
+_FR_INSTANCES = {f"ntt_tile_r{r}": ("ntt_tile", f", {r}") for r in NTT_TILE_RADICES}
+
+
+def fr_name_expression(short: str, curve_struct: str) -> str:
+    """NVRTC name expression of Fr kernel `short` for one curve: gpu::fr_mul_canonical<C>,
+    gpu::ntt_tile<C, 4> for ntt_tile_r4."""
+    base, extra = _FR_INSTANCES.get(short, (short, ""))
+    return f"gpu::{base}<{curve_struct}{extra}>"
+
 
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 
@@ -44,7 +56,9 @@ NTT_IMPLS = ("tiled", "radix4")
 # passes after the first (128 B: one cache line) and THREADS threads. 11/2 makes every size
 # up to 2^27 three passes, also with the gathered first pass of fr_ntt (9 + 9 + 9 stages).
 # Backend attributes ntt_tile_log / ntt_cols_log / ntt_threads override them (tuning).
-TILE_LOG, COLS_LOG, THREADS = 11, 2, 256
+# ntt_tile_radix: the tile's stages one at a time (2) or in pairs in registers (4: half the
+# shared-memory round trips and barriers); 2 until radix 4 is timed on the GPU.
+TILE_LOG, COLS_LOG, THREADS, TILE_RADIX = 11, 2, 256, 2
 _SHARED_DEFAULT = 48 << 10  # dynamic shared memory allowed without the opt-in attribute
 
 
@@ -93,6 +107,7 @@ class FrKernels:
     ntt_tile_log: int = TILE_LOG
     ntt_cols_log: int = COLS_LOG
     ntt_threads: int = THREADS
+    ntt_tile_radix: int = TILE_RADIX
 
     @property
     def ntt_impl(self) -> str:
@@ -235,9 +250,11 @@ class FrKernels:
         return hit
 
     def _tile_fn(self, c: Curve) -> tuple[Any, int]:
-        """ntt_tile and the tile size (log2) it may use: 2^ntt_tile_log elements when the
-        shared-memory opt-in succeeds, else what fits the default 48 KiB."""
-        fn = self.module(c, "fr")["ntt_tile"]
+        """ntt_tile (radix ntt_tile_radix) and the tile size (log2) it may use: 2^ntt_tile_log
+        elements when the shared-memory opt-in succeeds, else what fits the default 48 KiB."""
+        if self.ntt_tile_radix not in NTT_TILE_RADICES:
+            raise ValueError(f"ntt_tile_radix {self.ntt_tile_radix!r} (one of {NTT_TILE_RADICES})")
+        fn = self.module(c, "fr")[f"ntt_tile_r{self.ntt_tile_radix}"]
         tile_log = self.ntt_tile_log
         need = 32 << tile_log
         if need > _SHARED_DEFAULT and getattr(fn, "max_dynamic_shared_size_bytes", 0) < need:

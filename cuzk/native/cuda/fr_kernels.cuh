@@ -183,38 +183,133 @@ __device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* h
     return hi ? pow_from_tables<Fr>(lo, hi, e, lb) : ld16<Fr>(lo);
 }
 
-// The s radix-2 stages st = b .. b+s-1 of one tile in shared memory (DIT ascending, DIF
-// descending; see ntt_tile for the layout). Ends with __syncthreads().
+// Radix-2 stage k of a tile (st = b + k; see ntt_tile for the layout): rows r and r + 2^k
+// pair up, a thread per butterfly.
 template <class Fr>
+__device__ __forceinline__ void tile_stage2(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+                                            int k, int cb, int logc, int dif, uint32_t tile) {
+    const uint32_t cmask = (1u << logc) - 1;
+    const int st = b + k;
+    const uint32_t h = 1u << k;
+    for (uint32_t u = threadIdx.x; u < tile / 2; u += blockDim.x) {
+        const uint32_t col = u & cmask, p = u >> logc;
+        const uint32_t r0 = ((p >> k) << (k + 1)) | (p & (h - 1));
+        const uint32_t i0 = rest | (r0 << b) | (col << cb);
+        const uint32_t j = i0 & ((1u << st) - 1);  // twiddle ω_{2^(st+1)}^j
+        const uint32_t s0 = (r0 << logc) | col, s1 = s0 + (h << logc);
+        Fr x0 = sm[s0], x1 = sm[s1];
+        if (dif) {
+            Fr d = x0 - x1;
+            x0 = x0 + x1;
+            x1 = j ? d * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j)) : d;
+        } else {
+            if (j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
+            Fr d = x0 - x1;
+            x0 = x0 + x1;
+            x1 = d;
+        }
+        sm[s0] = x0;
+        sm[s1] = x1;
+    }
+}
+
+// Stages k and k+1 of a tile in registers (DIT: k first; DIF: k+1 first). A thread owns the
+// rows r0 + {0, h, 2h, 3h} (h = 2^k, bits k and k+1 of r0 zero) of one column: the same
+// products as two radix-2 stages with half the shared-memory round trips, index computations
+// and __syncthreads.
+template <class Fr>
+__device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+                                           int k, int cb, int logc, int dif, uint32_t tile) {
+    const uint32_t cmask = (1u << logc) - 1;
+    const int st = b + k;
+    const uint32_t h = 1u << k, hs = h << logc;
+    const uint64_t* tab1 = tw + 4 * (size_t)(1u << st);  // stage st's entries
+    const uint64_t* tab2 = tw + 4 * (size_t)(2u << st);  // stage st+1's
+    for (uint32_t u = threadIdx.x; u < tile / 4; u += blockDim.x) {
+        const uint32_t col = u & cmask, p = u >> logc;
+        const uint32_t r0 = ((p >> k) << (k + 2)) | (p & (h - 1));
+        const uint32_t i0 = rest | (r0 << b) | (col << cb);
+        // Stage st: both butterflies (rows 0/1, 2/3) take ω_{2^(st+1)}^j (the rows differ
+        // above bit st). Stage st+1: rows 0/2 take ω_{2^(st+2)}^j (bit st of i0 is 0), rows
+        // 1/3 ω_{2^(st+2)}^(j + 2^st), never 1.
+        const uint32_t j = i0 & ((1u << st) - 1);
+        const uint32_t s0 = (r0 << logc) | col;
+        Fr x0 = sm[s0], x1 = sm[s0 + hs], x2 = sm[s0 + 2 * hs], x3 = sm[s0 + 3 * hs];
+        const Fr wb = ld16<Fr>(tab2 + 4 * (size_t)(j + (1u << st)));
+        Fr d;
+        if (dif) {
+            d = x0 - x2;
+            x0 = x0 + x2;
+            x2 = d;
+            d = x1 - x3;
+            x1 = x1 + x3;
+            x3 = d * wb;
+            if (j) x2 = x2 * ld16<Fr>(tab2 + 4 * (size_t)j);
+            d = x0 - x1;
+            x0 = x0 + x1;
+            x1 = d;
+            d = x2 - x3;
+            x2 = x2 + x3;
+            x3 = d;
+            if (j) {
+                const Fr w = ld16<Fr>(tab1 + 4 * (size_t)j);
+                x1 = x1 * w;
+                x3 = x3 * w;
+            }
+        } else {
+            if (j) {
+                const Fr w = ld16<Fr>(tab1 + 4 * (size_t)j);
+                x1 = x1 * w;
+                x3 = x3 * w;
+            }
+            d = x0 - x1;
+            x0 = x0 + x1;
+            x1 = d;
+            d = x2 - x3;
+            x2 = x2 + x3;
+            x3 = d * wb;
+            if (j) x2 = x2 * ld16<Fr>(tab2 + 4 * (size_t)j);
+            d = x0 - x2;
+            x0 = x0 + x2;
+            x2 = d;
+            d = x1 - x3;
+            x1 = x1 + x3;
+            x3 = d;
+        }
+        sm[s0] = x0;
+        sm[s0 + hs] = x1;
+        sm[s0 + 2 * hs] = x2;
+        sm[s0 + 3 * hs] = x3;
+    }
+}
+
+// The s stages st = b .. b+s-1 of one tile in shared memory (DIT ascending, DIF descending),
+// one at a time (RADIX 2) or in pairs (RADIX 4; with s odd stage 0 runs alone: first in a
+// DIT, last in a DIF). Ends with __syncthreads().
+template <int RADIX, class Fr>
 __device__ __forceinline__ void tile_stages(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
                                             int s, int cb, int logc, int dif) {
-    const uint32_t cmask = (1u << logc) - 1;
     const uint32_t tile = 1u << (s + logc);
-    for (int q = 0; q < s; q++) {
-        const int k = dif ? s - 1 - q : q;  // stage within the tile: rows r and r + 2^k pair up
-        const int st = b + k;
-        const uint32_t h = 1u << k;
-        for (uint32_t u = threadIdx.x; u < tile / 2; u += blockDim.x) {
-            const uint32_t col = u & cmask, p = u >> logc;
-            const uint32_t r0 = ((p >> k) << (k + 1)) | (p & (h - 1));
-            const uint32_t i0 = rest | (r0 << b) | (col << cb);
-            const uint32_t j = i0 & ((1u << st) - 1);  // twiddle ω_{2^(st+1)}^j
-            const uint32_t s0 = (r0 << logc) | col, s1 = s0 + (h << logc);
-            Fr x0 = sm[s0], x1 = sm[s1];
-            if (dif) {
-                Fr d = x0 - x1;
-                x0 = x0 + x1;
-                x1 = j ? d * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j)) : d;
-            } else {
-                if (j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
-                Fr d = x0 - x1;
-                x0 = x0 + x1;
-                x1 = d;
-            }
-            sm[s0] = x0;
-            sm[s1] = x1;
+    if constexpr (RADIX == 2) {
+        for (int q = 0; q < s; q++) {
+            tile_stage2(sm, tw, rest, b, dif ? s - 1 - q : q, cb, logc, dif, tile);
+            __syncthreads();
         }
-        __syncthreads();
+    } else {
+        static_assert(RADIX == 4, "radix 2 or 4");
+        const int odd = s & 1;
+        if (odd && !dif) {
+            tile_stage2(sm, tw, rest, b, 0, cb, logc, dif, tile);
+            __syncthreads();
+        }
+        for (int q = 0; q < s / 2; q++) {
+            tile_pair4(sm, tw, rest, b, dif ? s - 2 - 2 * q : odd + 2 * q, cb, logc, dif, tile);
+            __syncthreads();
+        }
+        if (odd && dif) {
+            tile_stage2(sm, tw, rest, b, 0, cb, logc, dif, tile);
+            __syncthreads();
+        }
     }
 }
 
@@ -232,8 +327,9 @@ __device__ __forceinline__ void tile_stages(Fr* sm, const uint64_t* tw, uint32_t
 // Folded in: reduce (API input); a scaling by scale_factor(e) in the load (pre = 1; e = the
 // source index, or its bit reversal with erev), between the two transforms (pre = 2; e = i or
 // bitrev(i)) or in the store (pre = 0; e = i); the Groth16 pointwise out = (pa·pb − x)·zinv in
-// the store (pa, zinv may be null).
-template <class C>
+// the store (pa, zinv may be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix
+// picks the instantiation.
+template <class C, int RADIX>
 __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
                          int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
                          int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
@@ -256,7 +352,7 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
         sm[u] = x;
     }
     __syncthreads();
-    tile_stages(sm, tw, rest, b, s, cb, logc, dif);
+    tile_stages<RADIX>(sm, tw, rest, b, s, cb, logc, dif);
     if (tw2) {
         if (lo && pre == 2) {
             for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
@@ -265,7 +361,7 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
             }
             __syncthreads();
         }
-        tile_stages(sm, tw2, rest, b, s, cb, logc, 0);
+        tile_stages<RADIX>(sm, tw2, rest, b, s, cb, logc, 0);
     }
     for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
         const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
