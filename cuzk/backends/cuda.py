@@ -27,7 +27,7 @@ from cuzk.backends.cuda_common import NULL as _NULL
 from cuzk.backends.cuda_common import grid as _grid
 from cuzk.backends.cuda_common import i32 as _i32
 from cuzk.backends.cuda_common import u32 as _u32
-from cuzk.backends.cuda_fr import FR_KERNELS, FrKernels, fr_name_expression
+from cuzk.backends.cuda_fr import FR_KERNELS, FrKernels
 from cuzk.curves import Curve, get_curve
 
 try:  # CuPy is optional: without it this backend is simply unavailable.
@@ -52,6 +52,8 @@ MSM_KERNELS = (
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
     "msm_bucket_segments",
+    "msm_bucket_runs",
+    "msm_levels_combine",
     "msm_reduce_groups",
     "msm_finish",
     "msm_table_build",
@@ -70,7 +72,7 @@ def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
     """Short kernel name -> NVRTC name expression of one module ("fr" ignores group)."""
     cs = _CURVE_STRUCT[curve]
     if kind == "fr":
-        return {k: fr_name_expression(k, cs) for k in FR_KERNELS}
+        return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
     if kind in ("msm", "aux"):
         kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
         return {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
@@ -345,6 +347,9 @@ class CudaBackend(FrKernels):
         # buckets per thread in the first level of Σ k·B_k (fewer: more threads, more
         # products per bucket). Env CUZK_MSM_SEG.
         self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
+        # Σ k·B_k: "segments" (a scalar multiplication per segment) or "levels" (running
+        # sums level by level, no scalar multiplications). Env CUZK_MSM_REDUCE.
+        self.msm_reduce = os.environ.get("CUZK_MSM_REDUCE", "segments")
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -617,31 +622,70 @@ class CudaBackend(FrKernels):
                 marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
             mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
         marks("acc_buckets")
-        # Σ k·B_k per window: segments of S buckets, then group sums down to one per window.
-        # Short serial chains: this part is latency-bound (few threads, long add sequences).
-        S = max(1, min(self.msm_seg, M))
-        nseg = (M + S - 1) // S
-        seg = cp.empty((nwr * nseg, xw), dtype=cp.uint64)
-        mod["msm_bucket_segments"](
-            _grid(nwr * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nwr), seg)
-        )
-        per = nseg
-        while per > 1:
-            k = 8
-            per_out = (per + k - 1) // k
-            nxt = cp.empty((nwr * per_out, xw), dtype=cp.uint64)
-            mod["msm_reduce_groups"](
-                _grid(nwr * per_out),
-                (_BLOCK,),
-                (seg, _u32(per), _u32(per_out), _u32(k), _u32(nwr), nxt),
-            )
-            seg, per = nxt, per_out
+        # Σ k·B_k per window (latency-bound: few threads, long add sequences).
+        if self.msm_reduce == "levels":
+            seg = self._weighted_levels(mod, buckets, M, nwr, xw)
+        else:
+            seg = self._weighted_segments(mod, buckets, M, nwr, xw)
         marks("reduce")
         out = cp.empty(shape, dtype=cp.uint64)
         mod["msm_finish"]((1,), (1,), (seg, _u32(nwr), _i32(cw), out))
         marks("finish")
         if self.msm_profile is not None:
             self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
+        return out
+
+    def _sum_windows(self, mod: _Module, items: Any, per: int, nw: int, xw: int) -> Any:
+        """(nw, xw): each window's sum of its `per` consecutive XYZZ items (groups of 8)."""
+        while per > 1:
+            k = 8
+            per_out = (per + k - 1) // k
+            nxt = cp.empty((nw * per_out, xw), dtype=cp.uint64)
+            mod["msm_reduce_groups"](
+                _grid(nw * per_out),
+                (_BLOCK,),
+                (items, _u32(per), _u32(per_out), _u32(k), _u32(nw), nxt),
+            )
+            items, per = nxt, per_out
+        return items
+
+    def _weighted_segments(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
+        """Σ_k (k+1)·B_k per window: segments of S buckets, each adding lo·(its sum) by a
+        scalar multiplication, then group sums."""
+        S = max(1, min(self.msm_seg, M))
+        nseg = (M + S - 1) // S
+        seg = cp.empty((nw * nseg, xw), dtype=cp.uint64)
+        mod["msm_bucket_segments"](
+            _grid(nw * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nw), seg)
+        )
+        return self._sum_windows(mod, seg, nseg, nw, xw)
+
+    def _weighted_levels(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
+        """Σ_k (k+1)·B_k per window in levels (msm_bucket_runs): two additions per bucket
+        and no scalar multiplications, then a Horner step of log2(S) doublings per level."""
+        logs = max(1, (max(2, self.msm_seg) - 1).bit_length())  # S = 2^logs
+        S = 1 << logs
+        levels = []
+        cur, stride, first, count = buckets, M, 0, M
+        while count > 0:
+            nseg = (count + S - 1) // S
+            acc = cp.empty((nw * nseg, xw), dtype=cp.uint64)
+            run = cp.empty((nw * nseg, xw), dtype=cp.uint64)
+            mod["msm_bucket_runs"](
+                _grid(nw * nseg),
+                (_BLOCK,),
+                (cur, _u32(stride), _u32(first), _u32(count), _u32(S), _u32(nseg), _u32(nw),
+                 acc, run),
+            )
+            levels.append(self._sum_windows(mod, acc, nseg, nw, xw))
+            cur, stride, first, count = run, nseg, 1, nseg - 1
+        if len(levels) == 1:
+            return levels[0]
+        out = cp.empty((nw, xw), dtype=cp.uint64)
+        mod["msm_levels_combine"](
+            _grid(nw), (_BLOCK,), (cp.concatenate(levels), _u32(len(levels)), _i32(logs),
+                                   _u32(nw), out)
+        )
         return out
 
     def _affine_rounds(
