@@ -27,7 +27,7 @@ from cuzk.backends.cuda_common import NULL as _NULL
 from cuzk.backends.cuda_common import grid as _grid
 from cuzk.backends.cuda_common import i32 as _i32
 from cuzk.backends.cuda_common import u32 as _u32
-from cuzk.backends.cuda_fr import FR_KERNELS, FrKernels
+from cuzk.backends.cuda_fr import FR_KERNELS, FrKernels, fr_name_expression
 from cuzk.curves import Curve, get_curve
 
 try:  # CuPy is optional: without it this backend is simply unavailable.
@@ -72,7 +72,7 @@ def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
     """Short kernel name -> NVRTC name expression of one module ("fr" ignores group)."""
     cs = _CURVE_STRUCT[curve]
     if kind == "fr":
-        return {k: f"gpu::{k}<{cs}>" for k in FR_KERNELS}
+        return {k: fr_name_expression(k, cs) for k in FR_KERNELS}
     if kind in ("msm", "aux"):
         kernels = MSM_KERNELS if kind == "msm" else AUX_KERNELS
         return {k: f"gpu::{k}<{cs}, {group}>" for k in kernels}
