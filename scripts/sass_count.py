@@ -57,18 +57,36 @@ def parse_function(sass: str, mangled: str) -> tuple[list[str], dict[str, int]]:
     return ins, labels
 
 
-def largest_loop(ins: list[str], labels: dict[str, int]) -> tuple[int, int] | None:
-    """[first, last] of the longest backward branch's body."""
-    best = None
+def loops(ins: list[str], labels: dict[str, int]) -> list[tuple[int, int]]:
+    """[first, last] of every backward branch's body, in program order."""
+    out = []
     for i, s in enumerate(ins):
         if not opcode(s).startswith("BRA"):
             continue
         m = _BRANCH_TARGET.search(s)
         if m and labels.get(m.group(1), i + 1) <= i:
-            a = labels[m.group(1)]
-            if best is None or i - a > best[1] - best[0]:
-                best = (a, i)
-    return best
+            out.append((labels[m.group(1)], i))
+    return sorted(out)
+
+
+def largest_loop(ins: list[str], labels: dict[str, int]) -> tuple[int, int] | None:
+    """[first, last] of the longest backward branch's body."""
+    return max(loops(ins, labels), key=lambda x: x[1] - x[0], default=None)
+
+
+def summary(body: list[str]) -> str:
+    """Multiply ops (IMAD.WIDE*, IMAD.HI*, IMAD.X: the Montgomery products), shared and global
+    memory ops and barriers of a range of instructions."""
+    m = mix(body)
+
+    def count(*prefixes: str) -> int:
+        return sum(v for k, v in m.items() if k.startswith(prefixes))
+
+    mul = count("IMAD.WIDE", "IMAD.HI") + m["IMAD.X"]
+    return (
+        f"{len(body)} instructions: mul {mul}, IADD3 {count('IADD3')}, LDS {count('LDS')}, "
+        f"STS {count('STS')}, LDG {count('LDG')}, STG {count('STG')}, BAR {count('BAR')}"
+    )
 
 
 def mix(ins: list[str]) -> collections.Counter:
@@ -96,8 +114,9 @@ def find_kernel(cubin_dir: Path, expr: str) -> tuple[Path, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("cubin_dir", type=Path)
-    ap.add_argument("kernel", help='name expression (substring), e.g. "ntt_tile<cuzk::bn254>"')
+    ap.add_argument("kernel", help='name expression (substring), e.g. "ntt_tile<cuzk::bn254, 4>"')
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--loops", action="store_true", help="a summary line per loop")
     args = ap.parse_args(argv)
     cubin, mangled = find_kernel(args.cubin_dir, args.kernel)
     sass = subprocess.run(
@@ -111,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout  # fmt: skip
     usage = res.split(mangled, 1)[1].splitlines()[1].strip() if mangled in res else "?"
     print(f"{args.kernel}: {cubin.name}\n  {usage}\n  whole kernel: {len(ins)} instructions")
+    if args.loops:  # e.g. ntt_tile: which loop is a stage, what one iteration costs
+        for a, b in loops(ins, labels):
+            print(f"  loop [{a}, {b}]: {summary(ins[a : b + 1])}")
     loop = largest_loop(ins, labels)
     if loop:
         body = ins[loop[0] : loop[1] + 1]
