@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cubin-dir", help="write the kernel cache (cubin + lowered names) here")
     ap.add_argument("--arch", default="sm_90", help="real arch for --cubin-dir (default sm_90)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compile processes")
+    ap.add_argument(
+        "--only", default="", help="comma-separated module labels, e.g. 'bls12_381 fr,bn254 fr'"
+    )
     args = ap.parse_args(argv)
     arch = args.arch if args.cubin_dir else "compute_90"
     if args.cubin_dir and not arch.startswith("sm_"):
@@ -149,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     _lib()  # fail early, before starting workers
     source, options = cuda._source(), cuda._options()
     jobs = module_jobs(arch, args.cubin_dir, source, options)
+    if args.only:
+        want = {w.strip() for w in args.only.split(",")}
+        jobs = [j for j in jobs if j[0] in want]
+        if not jobs:
+            ap.error(f"no module labelled {sorted(want)}")
     bad, t0 = 0, time.time()
     with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(jobs)))) as pool:
         for label, rc, log, secs, written in pool.map(_job, jobs):

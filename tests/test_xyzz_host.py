@@ -23,8 +23,8 @@ CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
-# the default device code, and with the opt-in one-reduction product sums and pair squares
-@pytest.fixture(scope="module", params=[(), ("-DCUZK_MUL_SUM", "-DCUZK_PAIR_SQR")], ids=["default", "opt-in"])
+# the default device code (pair squares, one-reduction product sums) and the plain products
+@pytest.fixture(scope="module", params=[(), ("-DCUZK_PLAIN_PRODUCTS",)], ids=["default", "plain"])
 def driver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("xyzz") / "driver"
     subprocess.run(

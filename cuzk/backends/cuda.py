@@ -52,8 +52,6 @@ MSM_KERNELS = (
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
     "msm_bucket_segments",
-    "msm_bucket_runs",
-    "msm_levels_combine",
     "msm_reduce_groups",
     "msm_finish",
     "msm_table_build",
@@ -347,9 +345,6 @@ class CudaBackend(FrKernels):
         # buckets per thread in the first level of Σ k·B_k (fewer: more threads, more
         # products per bucket). Env CUZK_MSM_SEG.
         self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
-        # Σ k·B_k: "segments" (a scalar multiplication per segment) or "levels" (running
-        # sums level by level, no scalar multiplications). Env CUZK_MSM_REDUCE.
-        self.msm_reduce = os.environ.get("CUZK_MSM_REDUCE", "segments")
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -622,11 +617,10 @@ class CudaBackend(FrKernels):
                 marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
             mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
         marks("acc_buckets")
-        # Σ k·B_k per window (latency-bound: few threads, long add sequences).
-        if self.msm_reduce == "levels":
-            seg = self._weighted_levels(mod, buckets, M, nwr, xw)
-        else:
-            seg = self._weighted_segments(mod, buckets, M, nwr, xw)
+        # Σ k·B_k per window (latency-bound: few threads, long add sequences). A reduction in
+        # levels without scalar multiplications (running sums of the segment sums) was slower
+        # on the H200: 4.2 vs 2.3 ms at 2^19 buckets (NOTES, GPU round 4).
+        seg = self._weighted_segments(mod, buckets, M, nwr, xw)
         marks("reduce")
         out = cp.empty(shape, dtype=cp.uint64)
         mod["msm_finish"]((1,), (1,), (seg, _u32(nwr), _i32(cw), out))
@@ -659,34 +653,6 @@ class CudaBackend(FrKernels):
             _grid(nw * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nw), seg)
         )
         return self._sum_windows(mod, seg, nseg, nw, xw)
-
-    def _weighted_levels(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
-        """Σ_k (k+1)·B_k per window in levels (msm_bucket_runs): two additions per bucket
-        and no scalar multiplications, then a Horner step of log2(S) doublings per level."""
-        logs = max(1, (max(2, self.msm_seg) - 1).bit_length())  # S = 2^logs
-        S = 1 << logs
-        levels = []
-        cur, stride, first, count = buckets, M, 0, M
-        while count > 0:
-            nseg = (count + S - 1) // S
-            acc = cp.empty((nw * nseg, xw), dtype=cp.uint64)
-            run = cp.empty((nw * nseg, xw), dtype=cp.uint64)
-            mod["msm_bucket_runs"](
-                _grid(nw * nseg),
-                (_BLOCK,),
-                (cur, _u32(stride), _u32(first), _u32(count), _u32(S), _u32(nseg), _u32(nw),
-                 acc, run),
-            )
-            levels.append(self._sum_windows(mod, acc, nseg, nw, xw))
-            cur, stride, first, count = run, nseg, 1, nseg - 1
-        if len(levels) == 1:
-            return levels[0]
-        out = cp.empty((nw, xw), dtype=cp.uint64)
-        mod["msm_levels_combine"](
-            _grid(nw), (_BLOCK,), (cp.concatenate(levels), _u32(len(levels)), _i32(logs),
-                                   _u32(nw), out)
-        )
-        return out
 
     def _affine_rounds(
         self,

@@ -277,47 +277,6 @@ __global__ void msm_bucket_segments(const uint64_t* buckets, uint32_t M, uint32_
     reinterpret_cast<Xyzz<F>*>(out)[gid] = acc;
 }
 
-// One level of Σ_j (j + 1)·X_j per window without scalar multiplications ("levels"
-// reduction): X_j = in[w·stride + first + j], j < count. Segment s = [sS, sS + S) yields
-// acc_s = Σ_j (j − sS + 1)·X_j and run_s = Σ_j X_j (running sums from the top), so
-//     Σ_j (j + 1)·X_j = Σ_s acc_s + S·Σ_{s≥1} s·run_s,
-// the second sum being the same problem on run_1.. (the next level, count = nseg − 1).
-template <class C, int G>
-__global__ void msm_bucket_runs(const uint64_t* in, uint32_t stride, uint32_t first,
-                                uint32_t count, uint32_t S, uint32_t nseg, uint32_t nw,
-                                uint64_t* acc_out, uint64_t* run_out) {
-    typedef typename GroupOf<C, G>::F F;
-    uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= nseg * nw) return;
-    uint32_t w = gid / nseg, s = gid % nseg;
-    uint32_t lo = s * S, hi = min(lo + S, count);
-    const Xyzz<F>* X = reinterpret_cast<const Xyzz<F>*>(in) + (size_t)w * stride + first;
-    Xyzz<F> run = xyzz_inf<F>(), acc = xyzz_inf<F>();
-    for (uint32_t k = hi; k-- > lo;) {
-        xyzz_add(run, X[k]);
-        xyzz_add(acc, run);
-    }
-    reinterpret_cast<Xyzz<F>*>(acc_out)[gid] = acc;
-    reinterpret_cast<Xyzz<F>*>(run_out)[gid] = run;
-}
-
-// Horner over the levels: out[w] = A_0 + S·(A_1 + S·(A_2 + ...)), A_l = levels[l·nw + w]
-// (each level's Σ_s acc_s), S = 2^logs. One thread per window.
-template <class C, int G>
-__global__ void msm_levels_combine(const uint64_t* levels, uint32_t nl, int logs, uint32_t nw,
-                                   uint64_t* out) {
-    typedef typename GroupOf<C, G>::F F;
-    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= nw) return;
-    const Xyzz<F>* L = reinterpret_cast<const Xyzz<F>*>(levels);
-    Xyzz<F> acc = L[(size_t)(nl - 1) * nw + w];
-    for (int l = (int)nl - 2; l >= 0; l--) {
-        for (int i = 0; i < logs; i++) acc = xyzz_dbl(acc);
-        xyzz_add(acc, L[(size_t)l * nw + w]);
-    }
-    reinterpret_cast<Xyzz<F>*>(out)[w] = acc;
-}
-
 // out[w·per_out + g] = Σ in[w·per_in + g·k + i], i < k (within the window's per_in items).
 template <class C, int G>
 __global__ void msm_reduce_groups(const uint64_t* in, uint32_t per_in, uint32_t per_out,

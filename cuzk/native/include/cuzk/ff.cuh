@@ -8,6 +8,18 @@
 #include "common.cuh"
 #include "ptx32.cuh"
 
+// The device product's pair-layout squaring (CUZK_PAIR_SQR) and one-reduction product sums
+// (CUZK_MUL_SUM) are on unless CUZK_PLAIN_PRODUCTS: on the H200 they took the 2^24 tabled G1
+// MSM from 117.5 to 109.7 ms (benchmarks/NOTES.md, GPU round 4).
+#ifndef CUZK_PLAIN_PRODUCTS
+#ifndef CUZK_PAIR_SQR
+#define CUZK_PAIR_SQR 1
+#endif
+#ifndef CUZK_MUL_SUM
+#define CUZK_MUL_SUM 1
+#endif
+#endif
+
 namespace cuzk {
 
 // ---- field parameters (generated from cuzk/curves.py; tests check them against it) ----
@@ -1102,6 +1114,12 @@ inline __attribute__((always_inline)) void mod_add_x86_6(uint64_t* out, const ui
 
 #endif
 
+#ifdef __CUDA_ARCH__
+// -p^-1 mod 2^32 of field P in constant memory (Fp::inv32).
+template <class P>
+__constant__ uint32_t device_inv32 = (uint32_t)P::INV;
+#endif
+
 template <class P>
 struct Fp {
     static constexpr int N = P::N;
@@ -1334,9 +1352,9 @@ struct Fp {
 #endif
     }
     // With CUZK_PAIR_SQR the device (and its host emulation, CUZK_EMULATE_DEVICE_PRODUCT) squares
-    // with ptx::mont_sqr: n(n+1)/2 + n² word products instead of 2n² (opt-in until measured).
-    // a·b − c·d. On the device with CUZK_MUL_SUM (opt-in until measured on a GPU) and a field
-    // with 4p < R: a·b + c·(p − d) through one Montgomery reduction instead of two.
+    // with ptx::mont_sqr: n(n+1)/2 + n² word products instead of 2n².
+    // a·b − c·d. On the device with CUZK_MUL_SUM and a field with 4p < R: a·b + c·(p − d)
+    // through one Montgomery reduction instead of two.
     CUZK_HD static Fp mul_sub(const Fp& a, const Fp& b, const Fp& c, const Fp& d) {
 #if ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)) && \
     defined(CUZK_MUL_SUM)
@@ -1370,6 +1388,16 @@ struct Fp {
         for (int i = 0; i < N; i++) r.v[i] = (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
         return r;  // the products reduce fully
     }
+    // The Montgomery constant of the device product. When it is 2^32 - 1 (BLS12-381's Fr:
+    // r = 1 mod 2^32) the compiler folds m = -(word) into the m·p chain and splits its fused
+    // 64-bit multiply-adds into lo / hi pairs (~45 % more multiplies per product); read from
+    // constant memory, the value is opaque to it.
+    static CUZK_PTX_FN uint32_t inv32() {
+#ifdef __CUDA_ARCH__
+        if constexpr ((uint32_t)P::INV == 0xffffffffu) return device_inv32<P>;
+#endif
+        return (uint32_t)P::INV;
+    }
     static CUZK_PTX_FN void mod_words(uint32_t* p) {
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -1385,7 +1413,7 @@ struct Fp {
         words(x[2], c.v);
         words(x[3], d.v);
         mod_words(p);
-        ptx::mont_mul_sum<2 * N>(r, x[0], x[1], x[2], x[3], p, (uint32_t)P::INV);
+        ptx::mont_mul_sum<2 * N>(r, x[0], x[1], x[2], x[3], p, inv32());
         return from_words(r);
     }
     CUZK_PTX_FN Fp mul_ptx(const Fp& o) const {
@@ -1393,14 +1421,14 @@ struct Fp {
         words(a, v);
         words(b, o.v);
         mod_words(p);
-        ptx::mont_mul<2 * N>(r, a, b, p, (uint32_t)P::INV);
+        ptx::mont_mul<2 * N>(r, a, b, p, inv32());
         return from_words(r);
     }
     CUZK_PTX_FN Fp sqr_ptx() const {
         uint32_t a[2 * N], p[2 * N], r[2 * N];
         words(a, v);
         mod_words(p);
-        ptx::mont_sqr<2 * N>(r, a, p, (uint32_t)P::INV);
+        ptx::mont_sqr<2 * N>(r, a, p, inv32());
         return from_words(r);
     }
 #endif
