@@ -150,20 +150,22 @@ def test_msm_matches_cpu_backend(gpu, rng, curve):
 
 
 def _select(gpu, variant: str) -> None:
-    """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4."""
+    """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4, "/r0": by
+    size (the default)."""
     impl, _, radix = variant.partition("/r")
     gpu.ntt_impl, gpu.ntt_tile_radix = impl, int(radix or 2)
 
 
-NTT_VARIANTS = ("tiled", "tiled/r4", "radix4")
+NTT_VARIANTS = ("tiled", "tiled/r4", "tiled/r0", "radix4")
 
 
 @pytest.fixture(params=NTT_VARIANTS)
 def ntt_gpu(gpu, request):
     """The backend with one NTT variant selected."""
+    old = gpu.ntt_impl, gpu.ntt_tile_radix
     _select(gpu, request.param)
     yield gpu
-    _select(gpu, "tiled")
+    gpu.ntt_impl, gpu.ntt_tile_radix = old
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -230,13 +232,15 @@ def _random_limbs(n: int, seed: int) -> cp.ndarray:
 
 
 def _both_impls(gpu, method, *args, **kw):
-    """(tiled, radix4) outputs; asserts tiled radix 2 and radix 4 agree."""
+    """(tiled, radix4) outputs; asserts the tiled radix 2, radix 4 and by-size outputs agree."""
     out = {}
+    old = gpu.ntt_impl, gpu.ntt_tile_radix
     for variant in NTT_VARIANTS:
         _select(gpu, variant)
         out[variant] = cp.asnumpy(method(*args, **kw))
-    _select(gpu, "tiled")
+    gpu.ntt_impl, gpu.ntt_tile_radix = old
     assert np.array_equal(out["tiled"], out["tiled/r4"])
+    assert np.array_equal(out["tiled"], out["tiled/r0"])
     return out["tiled"], out["radix4"]
 
 

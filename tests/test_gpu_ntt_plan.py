@@ -90,6 +90,7 @@ class _Kernel:
         limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
         assert shared_mem <= limit, (shared_mem, limit)
         self.dev.launches.append((self.name, grid[0]))
+        self.dev.blocks.append((self.name, block[0]))
         self.body(self.fld, grid[0], block[0], shared_mem, *args, **self.kw)
 
 
@@ -289,6 +290,7 @@ class _Device:
     def __init__(self) -> None:
         self.shared_optin: dict[int, int] = {}
         self.launches: list = []
+        self.blocks: list = []  # (kernel, threads per block)
         self.uint64 = np.uint64
         self.empty = np.empty
 
@@ -681,3 +683,30 @@ def test_shapes_cover_radix4_cases():
     h_want = {w for w in want if not w[3]}
     h_model = _pass_kinds(H_SHAPES, lambda t, co: H_SIZES, (False,))
     assert h_want <= h_model, h_want - h_model
+
+
+def test_tile_radix_by_size(model, monkeypatch):
+    """ntt_tile_radix 0 (the default): single transforms of the R4_SINGLE sizes use the radix-4
+    tiles at R4_THREADS threads, other sizes and groth16_h radix 2 at ntt_threads; results
+    equal the reference either way."""
+    c = get_curve("bls12_381")
+    monkeypatch.setattr(cuda_fr, "R4_SINGLE", range(7, 8))
+    monkeypatch.setattr(cuda_fr, "R4_THREADS", 2)
+    m = model(4, 1, 4, radix=0)
+    dev = m.dev
+    rng = random.Random(7)
+    for logn, want in ((7, ("ntt_tile_r4", 2)), (6, ("ntt_tile_r2", 4)), (8, ("ntt_tile_r2", 4))):
+        n = 1 << logn
+        v = _rand(rng, c.r, n)
+        w = c.root_of_unity(n)
+        dev.blocks.clear()
+        got = fr_to_ints(m.fr_ntt(c, fr_from_ints(c, v), w, inverse=True, shift=c.fr_generator))
+        assert got == ref.ntt(c, v, w, inverse=True, shift=c.fr_generator), logn
+        assert {b for b in dev.blocks if b[0].startswith("ntt_tile")} == {want}, logn
+    dev.blocks.clear()
+    n = 1 << 7
+    vs = [_rand(rng, c.r, n) for _ in range(3)]
+    w = c.root_of_unity(n)
+    got = fr_to_ints(m.groth16_h(c, *(fr_from_ints(c, v) for v in vs), w, c.fr_generator, True))
+    assert got == ref.groth16_h(c, *vs, w, c.fr_generator, True)
+    assert {b for b in dev.blocks if b[0].startswith("ntt_tile")} == {("ntt_tile_r2", 4)}

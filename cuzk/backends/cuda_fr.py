@@ -57,8 +57,12 @@ NTT_IMPLS = ("tiled", "radix4")
 # up to 2^27 three passes, also with the gathered first pass of fr_ntt (9 + 9 + 9 stages).
 # Backend attributes ntt_tile_log / ntt_cols_log / ntt_threads override them (tuning).
 # ntt_tile_radix: the tile's stages one at a time (2) or in pairs in registers (4: half the
-# shared-memory round trips and barriers); 2 until radix 4 is timed on the GPU.
-TILE_LOG, COLS_LOG, THREADS, TILE_RADIX = 11, 2, 256, 2
+# shared-memory round trips and barriers, 96 instead of 54 registers), or 0: by size. On the
+# H200 radix 4 at 128 threads won for single transforms of 2^22..2^24 (2^24: 4.65 vs 4.91 ms)
+# and lost at 2^26 (21.8 vs 20.6 ms) and in groth16_h (38.6 vs 35.4 ms at 2^24): see
+# R4_SINGLE. NOTES.md, GPU round 4.
+TILE_LOG, COLS_LOG, THREADS, TILE_RADIX = 11, 2, 256, 0
+R4_SINGLE, R4_THREADS = range(22, 25), 128
 _SHARED_DEFAULT = 48 << 10  # dynamic shared memory allowed without the opt-in attribute
 
 
@@ -249,12 +253,22 @@ class FrKernels:
             hit = self._twiddles[key] = (k.mont(lo), k.mont(hi), lb)
         return hit
 
-    def _tile_fn(self, c: Curve) -> tuple[Any, int]:
-        """ntt_tile (radix ntt_tile_radix) and the tile size (log2) it may use: 2^ntt_tile_log
+    def _shape(self, logn: int, single: bool) -> tuple[int, int]:
+        """(radix, threads) of the tiles of a transform: ntt_tile_radix 2 or 4 with ntt_threads,
+        or (ntt_tile_radix 0) radix 4 at R4_THREADS for a single transform of 2^R4_SINGLE."""
+        radix = self.ntt_tile_radix
+        if radix not in (0, *NTT_TILE_RADICES):
+            raise ValueError(f"ntt_tile_radix {radix!r} (0 or one of {NTT_TILE_RADICES})")
+        if radix == 0:
+            if single and logn in R4_SINGLE:
+                return 4, R4_THREADS
+            radix = 2
+        return radix, self.ntt_threads
+
+    def _tile_fn(self, c: Curve, radix: int = 2) -> tuple[Any, int]:
+        """ntt_tile of that radix and the tile size (log2) it may use: 2^ntt_tile_log
         elements when the shared-memory opt-in succeeds, else what fits the default 48 KiB."""
-        if self.ntt_tile_radix not in NTT_TILE_RADICES:
-            raise ValueError(f"ntt_tile_radix {self.ntt_tile_radix!r} (one of {NTT_TILE_RADICES})")
-        fn = self.module(c, "fr")[f"ntt_tile_r{self.ntt_tile_radix}"]
+        fn = self.module(c, "fr")[f"ntt_tile_r{radix}"]
         tile_log = self.ntt_tile_log
         need = 32 << tile_log
         if need > _SHARED_DEFAULT and getattr(fn, "max_dynamic_shared_size_bytes", 0) < need:
@@ -279,15 +293,17 @@ class FrKernels:
         erev: bool = False,
         pointwise: tuple[Any, Any, Any] | None = None,
         tw2: Any = None,
+        shape: tuple[int, int] = (2, THREADS),
     ) -> None:
-        """One ntt_tile launch for pass ps of plan_passes (arguments as in fr_kernels.cuh)."""
-        fn, _ = self._tile_fn(c)
+        """One ntt_tile launch for pass ps of plan_passes (arguments as in fr_kernels.cuh);
+        shape: (radix, threads)."""
+        fn, _ = self._tile_fn(c, shape[0])
         lo, hi, lb = scaling if scaling is not None else (_NULL, _NULL, 0)
         pa, pb, zinv = pointwise if pointwise is not None else (_NULL, _NULL, _NULL)
         tile = 1 << (ps["s"] + ps["logc"])
         fn(
             (1 << (logn - ps["s"] - ps["logc"]),),
-            (max(1, min(self.ntt_threads, tile // 2)),),
+            (max(1, min(shape[1], tile // 2)),),
             (
                 src,
                 dst,
@@ -322,13 +338,16 @@ class FrKernels:
         scaling: tuple[Any, Any, int] | None = None,
         pre: bool = True,
         pointwise: tuple[Any, Any, Any] | None = None,
+        single: bool = False,
     ) -> None:
         """One DIT transform, src -> dst, in the passes of plan_passes: bit-reversed input
         (natural with gather) -> natural output. src is only read (the first pass writes dst,
         the later ones work in place there). scaling: (lo, hi, lb) of _scaling, applied in the
         first pass's load (pre; e = source index) or in the last pass's store (e = output
-        index). pointwise: (pa, pb, zinv) of the last pass's store."""
-        _, tile_log = self._tile_fn(c)
+        index). pointwise: (pa, pb, zinv) of the last pass's store. single: a transform on
+        its own (fr_ntt), which may take other tiles (_shape)."""
+        shape = self._shape(logn, single)
+        _, tile_log = self._tile_fn(c, shape[0])
         tw = self._stage_tw(c, omega, logn)
         passes = plan_passes(logn, tile_log, self.ntt_cols_log, gather)
         for k, ps in enumerate(passes):
@@ -346,6 +365,7 @@ class FrKernels:
                 scaling=scaling if use else None,
                 pre=int(pre),
                 pointwise=pointwise if final else None,
+                shape=shape,
             )
 
     def _tiled_coset(
@@ -362,14 +382,15 @@ class FrKernels:
         -> bit-reversed coefficients·n), position i scaled by scaling(bitrev(i)), a DIT with ω
         (bit-reversed -> natural). The DIF's last pass and the DIT's first are the same tile
         (bits [0, s)): one launch does both and the scaling in between."""
-        _, tile_log = self._tile_fn(c)
+        shape = self._shape(logn, False)
+        _, tile_log = self._tile_fn(c, shape[0])
         tw_inv = self._stage_tw(c, pow(omega, -1, c.r), logn)
         tw = self._stage_tw(c, omega, logn)
         passes = plan_passes(logn, tile_log, self.ntt_cols_log, False)
         last = len(passes) - 1
         cur = src
         for ps in passes[:0:-1]:  # the DIF's high passes, top bits first
-            self._tile_launch(c, logn, ps, cur, dst, tw_inv, True, reduce=cur is src)
+            self._tile_launch(c, logn, ps, cur, dst, tw_inv, True, reduce=cur is src, shape=shape)
             cur = dst
         self._tile_launch(
             c,
@@ -385,10 +406,19 @@ class FrKernels:
             erev=True,
             pointwise=pointwise if last == 0 else None,
             tw2=tw,
+            shape=shape,
         )
         for k, ps in enumerate(passes[1:], 1):
             self._tile_launch(
-                c, logn, ps, dst, dst, tw, False, pointwise=pointwise if k == last else None
+                c,
+                logn,
+                ps,
+                dst,
+                dst,
+                tw,
+                False,
+                pointwise=pointwise if k == last else None,
+                shape=shape,
             )
 
     def _fr_ntt_tiled(
@@ -399,12 +429,21 @@ class FrKernels:
         out = cp.empty((1 << logn, 4), dtype=cp.uint64)
         if not inverse:
             sc = self._scaling(c, 1, shift, logn) if shift is not None else None
-            self._tiled(c, da, out, omega, logn, gather=True, reduce=True, scaling=sc)
+            self._tiled(c, da, out, omega, logn, gather=True, reduce=True, scaling=sc, single=True)
         else:
             g = pow(shift, -1, r) if shift is not None else None
             sc = self._scaling(c, pow(1 << logn, -1, r), g, logn)
             self._tiled(
-                c, da, out, pow(omega, -1, r), logn, gather=True, reduce=True, scaling=sc, pre=False
+                c,
+                da,
+                out,
+                pow(omega, -1, r),
+                logn,
+                gather=True,
+                reduce=True,
+                scaling=sc,
+                pre=False,
+                single=True,
             )
         return out
 
