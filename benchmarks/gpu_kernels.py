@@ -400,14 +400,16 @@ def main() -> None:
             if not nbytes:
                 print(f"window tables for 2^{logn} do not fit", flush=True)
             else:
-                tab = gpu._tables[id(pts)]
-                record("table_build", cv, logn, f"c={tab.c} {nbytes / 2**30:.1f} GiB", [build_ms])
+                # only the window: a kept reference to the table entry would keep its device
+                # memory (72 GiB at 2^26) past drop_msm_tables and starve the later rows
+                tc = gpu._tables[id(pts)].c
+                record("table_build", cv, logn, f"c={tc} {nbytes / 2**30:.1f} GiB", [build_ms])
                 for kind in ("uniform", "bits"):
                     sc = random_scalars(c, n, kind, seed + logn)
                     for m in modes:
                         tag = set_mode(m)
                         ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
-                        record("g1_msm", cv, logn, f"dev/{kind}/table{tag}", ms, window=tab.c)
+                        record("g1_msm", cv, logn, f"dev/{kind}/table{tag}", ms, window=tc)
                     got = cp.asnumpy(gpu.g1_msm(c, pts, sc))
                     gpu.msm_tables = False
                     same = bool(np.array_equal(got, cp.asnumpy(gpu.g1_msm(c, pts, sc))))
@@ -427,7 +429,7 @@ def main() -> None:
                     gpu.drop_msm_tables()
                     cp.get_default_memory_pool().free_all_blocks()
                 gpu.precompute_msm(c, pts, 1, window=cw or None)
-                tab = gpu._tables[id(pts)]
+                tc = gpu._tables[id(pts)].c
                 for T in _ints(args.chunks) or [0]:
                     if T:
                         os.environ["CUZK_MSM_CHUNK"] = str(T)
@@ -438,9 +440,9 @@ def main() -> None:
                         "g1_msm",
                         cv,
                         args.sweep_log,
-                        f"dev/uniform/table c={tab.c} T={T or 32}",
+                        f"dev/uniform/table c={tc} T={T or 32}",
                         ms,
-                        window=tab.c,
+                        window=tc,
                         chunk=T or 32,
                     )
                 os.environ.pop("CUZK_MSM_CHUNK", None)
