@@ -83,3 +83,33 @@ def test_run_concurrently_orders_and_raises() -> None:
 
     with pytest.raises(RuntimeError, match="task failed"):
         gpu.run_concurrently([lambda: int(x.sum().get()), boom])
+
+
+def test_run_concurrently_reruns_a_task_out_of_memory() -> None:
+    """Two tasks that each need most of the free device memory cannot both hold it at once:
+    the one that runs out is run again alone, and both results come back."""
+    import threading
+
+    gpu = cuda.CudaBackend()
+    gpu.concurrent = True
+    pool = cp.get_default_memory_pool()
+    pool.free_all_blocks()
+    big = int(cp.cuda.runtime.memGetInfo()[0] * 0.6) // 8
+    gate = threading.Barrier(2, timeout=60)
+    attempts = {3: 0, 5: 0}
+
+    def task(k: int) -> int:
+        attempts[k] += 1
+        x = None
+        try:
+            x = cp.full(big, k, dtype=cp.uint64)
+        finally:
+            if attempts[k] == 1:
+                gate.wait()  # both allocations tried before either is freed
+        v = int(x[-1].get())
+        del x
+        pool.free_all_blocks()
+        return v
+
+    assert gpu.run_concurrently([lambda: task(3), lambda: task(5)]) == [3, 5]
+    assert sorted(attempts.values()) == [1, 2]  # one ran out and ran again

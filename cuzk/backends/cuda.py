@@ -385,7 +385,8 @@ class CudaBackend(FrKernels):
         stream of its own, after the work already queued on the caller's stream (the caller's
         stream then waits for all of them). A partition's MSMs each have latency-bound phases
         (bucket reduction, the final conversion, reading counts back) that the others' kernels
-        fill. Streams are kept (CuPy's memory pool caches blocks per stream)."""
+        fill. Streams are kept (CuPy's memory pool caches blocks per stream). A task that runs
+        out of device memory is run again alone on the caller's stream."""
         if not self.concurrent or len(tasks) <= 1:
             return [t() for t in tasks]
         with self._lock:
@@ -410,7 +411,15 @@ class CudaBackend(FrKernels):
         futures = [self._pool.submit(run, t, s) for t, s in zip(tasks, streams, strict=True)]
         wait(futures)  # all finish (or fail) before any error is raised
         results = []
-        for f in futures:
+        for task, f in zip(tasks, futures, strict=True):
+            err = f.exception()
+            if isinstance(err, cp.cuda.memory.OutOfMemoryError):
+                # Concurrent tasks hold their temporaries at the same time; alone, on the
+                # caller's stream, this one may fit (a full device still proves, in turn).
+                log.warning("concurrent task out of device memory; rerunning it alone: %s", err)
+                cp.get_default_memory_pool().free_all_blocks()
+                results.append(task())
+                continue
             out, done = f.result()
             caller.wait_event(done)
             results.append(out)
