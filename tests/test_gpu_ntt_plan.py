@@ -164,20 +164,12 @@ def tile_pair4(f, block, sm, tw, rest, b, k, cb, logc, dif, touched):
             x0, x1, x2, x3 = (sm[x] for x in slots)
             wb = _twiddle(tw, tab2 + j + (1 << st))
             if dif:
-                d = f.sub(x0, x2)
-                x0 = f.add(x0, x2)
-                x2 = d
-                d = f.sub(x1, x3)
-                x1 = f.add(x1, x3)
-                x3 = f.mul(d, wb)
+                x0, x2 = f.add(x0, x2), f.sub(x0, x2)
+                x1, x3 = f.add(x1, x3), f.mul(f.sub(x1, x3), wb)
                 if j:
                     x2 = f.mul(x2, _twiddle(tw, tab2 + j))
-                d = f.sub(x0, x1)
-                x0 = f.add(x0, x1)
-                x1 = d
-                d = f.sub(x2, x3)
-                x2 = f.add(x2, x3)
-                x3 = d
+                x0, x1 = f.add(x0, x1), f.sub(x0, x1)
+                x2, x3 = f.add(x2, x3), f.sub(x2, x3)
                 if j:
                     w = _twiddle(tw, tab1 + j)
                     x1, x3 = f.mul(x1, w), f.mul(x3, w)
@@ -185,20 +177,12 @@ def tile_pair4(f, block, sm, tw, rest, b, k, cb, logc, dif, touched):
                 if j:
                     w = _twiddle(tw, tab1 + j)
                     x1, x3 = f.mul(x1, w), f.mul(x3, w)
-                d = f.sub(x0, x1)
-                x0 = f.add(x0, x1)
-                x1 = d
-                d = f.sub(x2, x3)
-                x2 = f.add(x2, x3)
-                x3 = f.mul(d, wb)
+                x0, x1 = f.add(x0, x1), f.sub(x0, x1)
+                x2, x3 = f.add(x2, x3), f.mul(f.sub(x2, x3), wb)
                 if j:
                     x2 = f.mul(x2, _twiddle(tw, tab2 + j))
-                d = f.sub(x0, x2)
-                x0 = f.add(x0, x2)
-                x2 = d
-                d = f.sub(x1, x3)
-                x1 = f.add(x1, x3)
-                x3 = d
+                x0, x2 = f.add(x0, x2), f.sub(x0, x2)
+                x1, x3 = f.add(x1, x3), f.sub(x1, x3)
             for x, v in zip(slots, (x0, x1, x2, x3), strict=True):
                 sm[x] = v
 

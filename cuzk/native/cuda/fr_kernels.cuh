@@ -183,6 +183,14 @@ __device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* h
     return hi ? pow_from_tables<Fr>(lo, hi, e, lb) : ld16<Fr>(lo);
 }
 
+// The butterfly's sum and difference: (x, y) <- (x + y, x - y).
+template <class Fr>
+__device__ __forceinline__ void add_sub(Fr& x, Fr& y) {
+    const Fr d = x - y;
+    x = x + y;
+    y = d;
+}
+
 // Radix-2 stage k of a tile (st = b + k; see ntt_tile for the layout): rows r and r + 2^k
 // pair up, a thread per butterfly.
 template <class Fr>
@@ -198,16 +206,9 @@ __device__ __forceinline__ void tile_stage2(Fr* sm, const uint64_t* tw, uint32_t
         const uint32_t j = i0 & ((1u << st) - 1);  // twiddle ω_{2^(st+1)}^j
         const uint32_t s0 = (r0 << logc) | col, s1 = s0 + (h << logc);
         Fr x0 = sm[s0], x1 = sm[s1];
-        if (dif) {
-            Fr d = x0 - x1;
-            x0 = x0 + x1;
-            x1 = j ? d * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j)) : d;
-        } else {
-            if (j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
-            Fr d = x0 - x1;
-            x0 = x0 + x1;
-            x1 = d;
-        }
+        if (!dif && j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
+        add_sub(x0, x1);
+        if (dif && j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
         sm[s0] = x0;
         sm[s1] = x1;
     }
@@ -236,21 +237,13 @@ __device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t 
         const uint32_t s0 = (r0 << logc) | col;
         Fr x0 = sm[s0], x1 = sm[s0 + hs], x2 = sm[s0 + 2 * hs], x3 = sm[s0 + 3 * hs];
         const Fr wb = ld16<Fr>(tab2 + 4 * (size_t)(j + (1u << st)));
-        Fr d;
         if (dif) {
-            d = x0 - x2;
-            x0 = x0 + x2;
-            x2 = d;
-            d = x1 - x3;
-            x1 = x1 + x3;
-            x3 = d * wb;
+            add_sub(x0, x2);
+            add_sub(x1, x3);
+            x3 = x3 * wb;
             if (j) x2 = x2 * ld16<Fr>(tab2 + 4 * (size_t)j);
-            d = x0 - x1;
-            x0 = x0 + x1;
-            x1 = d;
-            d = x2 - x3;
-            x2 = x2 + x3;
-            x3 = d;
+            add_sub(x0, x1);
+            add_sub(x2, x3);
             if (j) {
                 const Fr w = ld16<Fr>(tab1 + 4 * (size_t)j);
                 x1 = x1 * w;
@@ -262,19 +255,12 @@ __device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t 
                 x1 = x1 * w;
                 x3 = x3 * w;
             }
-            d = x0 - x1;
-            x0 = x0 + x1;
-            x1 = d;
-            d = x2 - x3;
-            x2 = x2 + x3;
-            x3 = d * wb;
+            add_sub(x0, x1);
+            add_sub(x2, x3);
+            x3 = x3 * wb;
             if (j) x2 = x2 * ld16<Fr>(tab2 + 4 * (size_t)j);
-            d = x0 - x2;
-            x0 = x0 + x2;
-            x2 = d;
-            d = x1 - x3;
-            x1 = x1 + x3;
-            x3 = d;
+            add_sub(x0, x2);
+            add_sub(x1, x3);
         }
         sm[s0] = x0;
         sm[s0 + hs] = x1;
