@@ -59,7 +59,8 @@ NTT_IMPLS = ("tiled", "radix4")
 # ntt_tile_radix: the tile's stages one at a time (2) or in pairs in registers (4: half the
 # shared-memory round trips and barriers, 96 instead of 54 registers), or 0: by size. On the
 # H200 radix 4 at 128 threads won for a single transform of 2^24 (4.65-4.67 vs 4.82-4.91 ms in
-# two calls), was even or worse at 2^22 (1.19 vs 1.20, 1.30 vs 1.21 ms) and lost at 2^26
+# two calls; 4.75 vs 4.73 in a third, after the add_sub refactor), was even or worse at 2^22
+# (1.19 vs 1.20, 1.30 vs 1.21 ms) and lost at 2^26
 # (21.8 vs 20.6 ms) and in groth16_h (38.6 vs 35.4 ms at 2^24): R4_SINGLE holds the sizes
 # measured to win. NOTES.md, GPU round 4.
 TILE_LOG, COLS_LOG, THREADS, TILE_RADIX = 11, 2, 256, 0
