@@ -1,0 +1,480 @@
+"""The CUDA backend's MSM on the CPU: the real kernels, the real host code.
+
+cuzk/native/cuda/kernels.cu (with xyzz.cuh, msm_affine.cuh and the field headers) is compiled by
+the host C++ compiler (tests/native/msm_kernels_host.cpp: CUDA's built-ins shimmed, every kernel
+of MSM_KERNELS wrapped as an extern "C" function that runs its grid one thread at a time), with
+every field product through the exact emulation of the device product. CudaBackend's own
+_msm, precompute_msm, _affine_rounds, _batch_inverse and bucket reductions then drive those
+kernels through a numpy stand-in for CuPy, and each MSM must equal the CPU backend's bit for bit.
+
+What the host run cannot show: races and anything else that depends on threads running at the
+same time. No kernel here reads what another thread of the same launch writes; the atomics of
+msm_histogram/msm_scatter only order the entries within a bucket, which the GPU leaves
+unspecified (a test runs the threads in reverse to show results do not depend on it). Needs
+no GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+import subprocess
+import time
+import weakref
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from curve_helpers import random_points
+
+from cuzk.backends import cuda
+from cuzk.curves import get_curve
+from cuzk.layout import fr_from_ints
+
+ROOT = Path(__file__).resolve().parents[1]
+CXX = shutil.which("g++") or shutil.which("clang++")
+CURVES = ("bls12_381", "bn254")
+GROUPS = (1, 2)
+
+pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
+
+
+# ---- the kernels, compiled for the host ------------------------------------------------------
+
+_SIG = re.compile(
+    r"template <class C, int G>\s*__global__ void\s+(?:__launch_bounds__\([^)]*\)\s*)?"
+    r"(\w+)\(([^)]*)\)"
+)
+
+
+def kernel_params() -> dict[str, list[tuple[str, str]]]:
+    """(type, name) of every parameter of each MSM kernel, read from kernels.cu itself, so the
+    wrappers and the launch checks follow the kernels' signatures."""
+    sigs = {}
+    for m in _SIG.finditer(cuda._KERNELS.read_text()):
+        params = []
+        for p in m.group(2).split(","):
+            typ, name = re.fullmatch(r"\s*(.*?)\s*(\w+)\s*", p, re.S).groups()
+            params.append((" ".join(typ.split()), name))
+        sigs[m.group(1)] = params
+    missing = set(cuda.MSM_KERNELS) - set(sigs)
+    assert not missing, f"no `template <class C, int G> __global__` signature for {missing}"
+    return {k: sigs[k] for k in cuda.MSM_KERNELS}
+
+
+def _wrappers() -> str:
+    lines = []
+    for k, params in kernel_params().items():
+        decl = ", ".join(f"{t} {n}" for t, n in params)
+        lines.append(f"WRAP({k}, ({decl}), ({', '.join(n for _, n in params)}))")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def host_libs(tmp_path_factory) -> dict[tuple[str, int], ctypes.CDLL]:
+    """One library per curve and group, compiled side by side (-O1: build time matters more
+    than run time at these sizes)."""
+    d = tmp_path_factory.mktemp("msm_kernels_host")
+    (d / "msm_wrappers.inc").write_text(_wrappers())
+    procs = {}
+    t0 = time.perf_counter()
+    for curve in CURVES:
+        for group in GROUPS:
+            lib = d / f"msm_{curve}_g{group}.so"
+            cmd = [CXX, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
+                   "-DCUZK_EMULATE_DEVICE_PRODUCT", f"-DMSM_CURVE=cuzk::{curve}",
+                   f"-DMSM_GROUP={group}", f"-I{ROOT / 'cuzk/native/include'}",
+                   f"-I{ROOT / 'cuzk/native/cuda'}", f"-I{d}",
+                   str(ROOT / "tests/native/msm_kernels_host.cpp"), "-o", str(lib)]  # fmt: skip
+            procs[curve, group] = (lib, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
+    libs = {}
+    for key, (lib, p) in procs.items():
+        _, err = p.communicate()
+        assert p.returncode == 0, err[-4000:]
+        libs[key] = ctypes.CDLL(str(lib))
+        for f in ("h_dropped_carries", "h_warp_faults"):
+            getattr(libs[key], f).restype = ctypes.c_ulonglong
+    print(f"msm kernels compiled for the host in {time.perf_counter() - t0:.1f} s")
+    return libs
+
+
+# ---- a numpy stand-in for the bits of CuPy that the MSM uses ------------------------------------
+
+
+class _DevArray(np.ndarray):
+    """A device array: numpy memory with CuPy's .get(); an element or a reduction is a 0-d
+    array as in CuPy (the host code calls .get() on them)."""
+
+    def get(self) -> np.ndarray:
+        return np.array(self)
+
+    def __getitem__(self, key):
+        r = super().__getitem__(key)
+        return r if isinstance(r, np.ndarray) else _dev(r)
+
+    def max(self, *a, **k):
+        return _dev(np.ndarray.max(np.asarray(self), *a, **k))
+
+
+def _dev(x) -> _DevArray:
+    return np.asarray(x).view(_DevArray)
+
+
+_GUARD = 64  # bytes after every allocation, checked after each launch (out-of-bounds writes)
+
+
+class _Stream:
+    def synchronize(self) -> None:
+        pass
+
+
+class _Runtime:
+    def __init__(self) -> None:
+        self.free = 64 << 30
+
+    def memGetInfo(self) -> tuple[int, int]:  # noqa: N802 (CuPy's name)
+        return self.free, 80 << 30
+
+    @staticmethod
+    def pointerGetAttributes(ptr):  # noqa: N802 - no pinned host memory here
+        raise RuntimeError("pageable")
+
+
+class _Pool:
+    @staticmethod
+    def free_bytes() -> int:
+        return 0
+
+
+class _Cuda:
+    def __init__(self) -> None:
+        self.runtime = _Runtime()
+
+    @staticmethod
+    def get_current_stream() -> _Stream:
+        return _Stream()
+
+
+class FakeCupy:
+    ndarray = _DevArray
+    uint32, uint64 = np.uint32, np.uint64
+
+    def __init__(self) -> None:
+        self.cuda = _Cuda()
+        self._guards: list[weakref.ref] = []
+
+    def _alloc(self, shape, dtype, fill: int) -> _DevArray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        buf = np.full(nbytes + _GUARD, 0x5A, dtype=np.uint8)
+        buf[:nbytes] = fill
+        self._guards.append(weakref.ref(buf))
+        return buf[:nbytes].view(dtype).reshape(shape).view(_DevArray)
+
+    def empty(self, shape, dtype=np.float64) -> _DevArray:
+        # not zeros: a kernel that reads memory nobody wrote gets garbage, as on the device
+        return self._alloc(shape, dtype, 0xA5)
+
+    def zeros(self, shape, dtype=np.float64) -> _DevArray:
+        return self._alloc(shape, dtype, 0)
+
+    def check_guards(self) -> None:
+        alive = [r for r in self._guards if r() is not None]
+        for r in alive:
+            assert (r()[-_GUARD:] == 0x5A).all(), "a kernel wrote past the end of an array"
+        self._guards = alive
+
+    @staticmethod
+    def asarray(a, dtype=None) -> _DevArray:
+        return _dev(np.array(a, dtype=dtype))  # a copy: device memory is not the host's
+
+    @staticmethod
+    def ascontiguousarray(a, dtype=None) -> _DevArray:
+        return _dev(np.ascontiguousarray(a, dtype=dtype))
+
+    @staticmethod
+    def asnumpy(a) -> np.ndarray:
+        return np.array(a)
+
+    @staticmethod
+    def cumsum(a, dtype=None, out=None):
+        return np.cumsum(a, dtype=dtype, out=out)
+
+    @staticmethod
+    def stack(arrays) -> _DevArray:
+        return _dev(np.stack([np.asarray(a) for a in arrays]))
+
+    @staticmethod
+    def get_default_memory_pool() -> _Pool:
+        return _Pool()
+
+
+_CTYPES = {"uint32_t": (np.uint32, ctypes.c_uint32), "int": (np.int32, ctypes.c_int32)}
+_POINTEE = {"uint64_t": np.uint64, "uint32_t": np.uint32}
+
+
+class _HostKernel:
+    """A launcher with RawKernel's call: checks what CuPy would pass (device arrays of the
+    pointee type, or the null pointer; numpy scalars of the parameter's exact width) and that
+    const inputs come back unchanged, then runs the wrapper."""
+
+    def __init__(self, fn, name: str, params, dev: FakeCupy, launched: Counter) -> None:
+        self.fn, self.name, self.params, self.dev, self.launched = fn, name, params, dev, launched
+
+    def __call__(self, grid, block, args, shared_mem=0) -> None:
+        assert shared_mem == 0 and len(args) == len(self.params), self.name
+        assert 1 <= block[0] <= 1024 and 1 <= grid[0] < 2**31, (self.name, grid, block)
+        conv, const = [], []
+        for (typ, pname), a in zip(self.params, args, strict=True):
+            where = f"{self.name}({pname})"
+            if typ.endswith("*"):
+                if isinstance(a, np.uint64) and int(a) == 0:  # cuda_common.NULL
+                    conv.append(ctypes.c_void_p(None))
+                    continue
+                assert isinstance(a, _DevArray), f"{where}: not a device array"
+                pointee = typ.removeprefix("const ").removesuffix("*").strip()
+                assert a.dtype == _POINTEE[pointee] and a.flags.c_contiguous, where
+                conv.append(ctypes.c_void_p(a.ctypes.data))
+                if typ.startswith("const "):
+                    const.append((a, np.array(a)))
+            else:
+                want, ct = _CTYPES[typ]
+                assert type(a) is want, f"{where}: {type(a).__name__}, not {want.__name__}"
+                conv.append(ct(int(a)))
+        self.launched[self.name] += 1
+        self.fn(ctypes.c_uint32(grid[0]), ctypes.c_uint32(block[0]), *conv)
+        for a, before in const:
+            assert np.array_equal(a, before), f"{self.name} wrote a const input"
+        self.dev.check_guards()
+
+
+class HostCudaBackend(cuda.CudaBackend):
+    """CudaBackend itself (its __init__, _msm and helpers) with module() returning the host
+    kernels."""
+
+    def __init__(self, libs, dev: FakeCupy) -> None:
+        super().__init__()
+        self.libs, self.dev = libs, dev
+        self.launched: Counter = Counter()
+        self._host_mods: dict = {}
+        self._params = kernel_params()
+        self._counts = self._emulation_counts()  # the libraries live for the whole module
+
+    def _emulation_counts(self) -> dict:
+        return {k: (lib.h_dropped_carries(), lib.h_warp_faults()) for k, lib in self.libs.items()}
+
+    def module(self, curve, kind, group=1):
+        c = get_curve(curve)
+        assert kind == "msm", kind
+        key = (c.name, group)
+        if key not in self._host_mods:
+            names = cuda.module_names(c.name, kind, group)
+            lib = self.libs[key]
+            self._host_mods[key] = {
+                k: _HostKernel(getattr(lib, f"h_{k}"), k, self._params[k], self.dev, self.launched)
+                for k in names
+            }
+        return self._host_mods[key]
+
+    def check_emulation(self) -> None:
+        for key, (carries, faults) in self._emulation_counts().items():
+            assert carries == self._counts[key][0], f"{key}: the emulated product dropped a carry"
+            assert faults == self._counts[key][1], f"{key}: a warp intrinsic read another lane"
+
+
+@pytest.fixture
+def backend(monkeypatch, host_libs):
+    dev = FakeCupy()
+    monkeypatch.setattr(cuda, "cp", dev)
+    monkeypatch.setattr(cuda, "is_available", lambda: True)
+    for var in ("CUZK_MSM_SUM", "CUZK_MSM_ACC_BLOCK", "CUZK_MSM_SEG", "CUZK_MSM_AFFINE_ROUNDS",
+                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK"):  # fmt: skip
+        monkeypatch.delenv(var, raising=False)
+    b = HostCudaBackend(host_libs, dev)
+    yield b
+    for lib in host_libs.values():
+        lib.h_set_reverse(0)
+    b.check_emulation()
+
+
+# ---- inputs and the reference ------------------------------------------------------------------
+
+
+def _edge_points(cpu, c, group: int, n: int, rng) -> np.ndarray:
+    """Random points with infinity (rows 0, 5), a repeated point (rows 1, 2, 6) and a point
+    next to its negation (rows 3, 4)."""
+    pts = random_points(cpu, c, group, n, rng)
+    neg = pts[3].copy()
+    neg[1] = _neg_y(c, pts[3][1])
+    pts[4] = neg
+    pts[0] = pts[5] = 0
+    pts[2] = pts[6] = pts[1]
+    return pts
+
+
+def _neg_y(c, y: np.ndarray) -> np.ndarray:
+    """-y of a Montgomery-form coordinate (p - y limb-wise; each Fq2 half alike)."""
+    ys = y.reshape(-1, c.limbs)
+    out = []
+    for h in ys:
+        v = int.from_bytes(np.ascontiguousarray(h, dtype="<u8").tobytes(), "little")
+        out.append(((c.p - v) % c.p).to_bytes(8 * c.limbs, "little"))
+    return np.frombuffer(b"".join(out), dtype="<u8").astype(np.uint64).reshape(y.shape)
+
+
+def _scalars(rng, r: int, n: int, kind: str) -> list[int]:
+    if kind == "uniform":
+        return [rng.randrange(r) for _ in range(n)]
+    if kind == "bits":  # a mostly-binary witness: one heavy bucket
+        return [rng.randrange(r) if rng.random() < 0.05 else rng.randrange(2) for _ in range(n)]
+    edge = [0, 1, r - 1, 2, r - 2, (r - 1) // 2]
+    return [rng.choice(edge) if rng.random() < 0.4 else rng.randrange(r) for _ in range(n)]
+
+
+def _check_msm(backend, cpu, c, group: int, pts, scalars: list[int]) -> None:
+    s = fr_from_ints(c, scalars)
+    got = (backend.g1_msm if group == 1 else backend.g2_msm)(c, pts, s)
+    want = (cpu.g1_msm if group == 1 else cpu.g2_msm)(c, pts, s)
+    assert type(got) is np.ndarray and np.array_equal(got, want)
+
+
+def _n(group: int, rng, tables: bool = False) -> int:
+    # building a table costs a Fermat inversion per base: fewer bases there
+    if tables:
+        return rng.randrange(300, 600) if group == 1 else rng.randrange(80, 160)
+    return rng.randrange(600, 1500) if group == 1 else rng.randrange(150, 300)
+
+
+# ---- tests -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("kind", ("uniform", "edge", "bits"))
+def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
+    """Window 5 (52 or 51 windows of 16 buckets); chunks of 4 entries run the multi-level
+    bucket sums; segments of 1, 3 and 16 buckets (several group-sum levels, one segment)."""
+    c = get_curve(curve)
+    pts = _edge_points(cpu, c, group, _n(group, rng), rng)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
+    for seg, chunk, sum_ in ((1, 4, "inl"), (3, 1024, "outline"), (16, 4, "outline")):
+        monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
+        backend.msm_seg, backend.msm_sum = seg, sum_
+        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
+    assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("window", (7, 10))
+def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, window):
+    """precompute_msm's msm_table_build, then MSMs whose entries name table rows (one bucket
+    set for all windows); msm_tables = False ignores the table and gives the same result."""
+    c = get_curve(curve)
+    pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
+    nw = c.fr_r_bits // window + 1
+    assert backend.precompute_msm(c, pts, group, window=window) == nw * pts.nbytes
+    assert backend.launched["msm_table_build"] == 1
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
+    for kind, seg in (("edge", 3), ("bits", 16), ("uniform", 1)):
+        backend.msm_seg = seg
+        scalars = _scalars(rng, c.r, len(pts), kind)
+        _check_msm(backend, cpu, c, group, pts, scalars)
+    assert backend.launched["msm_finish"] == 3
+    backend.msm_tables = False
+    _check_msm(backend, cpu, c, group, pts, scalars)
+    assert backend.launched["msm_table_build"] == 1
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("tables", (False, True))
+def test_msm_affine_rounds(backend, cpu, rng, monkeypatch, curve, group, tables):
+    """The batch-affine rounds forced on (msm_affine_min = 0) for a mostly-binary witness, with
+    3 pairs per thread and groups of 4 down to 2 values so the batch inversion runs several
+    levels; then the chunked XYZZ sums of what the rounds leave."""
+    monkeypatch.setattr(cuda, "_AFF_K", 3)
+    monkeypatch.setattr(cuda, "_AFF_G", 4)
+    monkeypatch.setattr(cuda, "_AFF_TOP", 2)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    c = get_curve(curve)
+    pts = _edge_points(cpu, c, group, _n(group, rng, tables), rng)
+    if tables:
+        assert backend.precompute_msm(c, pts, group, window=7) > 0
+    backend.msm_affine_min = 0
+    for rounds, seg in ((1, 16), (3, 3)):
+        backend.msm_affine_rounds, backend.msm_seg = rounds, seg
+        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "bits"))
+    assert backend.launched["msm_aff_fwd"] == backend.launched["msm_aff_bwd"] == 4
+    assert backend.launched["msm_aff_inv_reduce"] > backend.launched["msm_aff_inv_invert"] == 4
+    assert backend.launched["msm_aff_inv_expand"] == backend.launched["msm_aff_inv_reduce"]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_threads_in_reverse_order(backend, cpu, rng, monkeypatch, group):
+    """Every launch's threads and blocks in reverse: the entries of a bucket come out of the
+    atomics in another order (as they may on the GPU) and nothing else may change."""
+    c = get_curve("bn254")
+    for lib in backend.libs.values():
+        lib.h_set_reverse(1)
+    pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.msm_affine_min = 0
+    for kind in ("edge", "bits"):
+        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
+    assert backend.precompute_msm(c, pts, group, window=7) > 0
+    _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "edge"))
+    assert backend.launched["msm_aff_fwd"]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_degenerate_msms(backend, cpu, rng, monkeypatch, curve):
+    """All scalars 0, all points infinity, one point, r - 1 everywhere on one repeated point
+    (one bucket per window holding every entry), and a point with its negation only."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    for group in GROUPS:
+        pts = random_points(cpu, c, group, 40, rng)
+        _check_msm(backend, cpu, c, group, pts, [0] * 40)
+        _check_msm(backend, cpu, c, group, np.zeros_like(pts), _scalars(rng, c.r, 40, "edge"))
+        _check_msm(backend, cpu, c, group, pts[:1], [rng.randrange(c.r)])
+        same = np.repeat(pts[:1], 40, axis=0)
+        _check_msm(backend, cpu, c, group, same, [c.r - 1] * 40)
+        pair = pts[:2].copy()
+        pair[1][1] = _neg_y(c, pair[0][1])
+        pair[1][0] = pair[0][0]
+        _check_msm(backend, cpu, c, group, pair, [5, 5])
+    empty = backend.g1_msm(c, pts[:0], fr_from_ints(c, []))
+    assert not empty.any() and empty.shape == (2, c.limbs)
+
+
+def test_precompute_msm_without_room(backend, cpu, rng):
+    """A table that would not leave the reserve free is not built; MSMs still run without."""
+    c = get_curve("bn254")
+    pts = random_points(cpu, c, 1, 100, rng)
+    backend.dev.cuda.runtime.free = 100 << 10  # the table needs 200 KiB
+    assert backend.precompute_msm(c, pts, 1, window=8, reserve=0) == 0
+    assert not backend.launched["msm_table_build"]
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 100, "edge"))
+
+
+def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
+    """Between them, the configurations below launch every kernel of MSM_KERNELS: the host
+    build has no kernel the tests leave out."""
+    c = get_curve("bn254")
+    monkeypatch.setattr(cuda, "_AFF_TOP", 2)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    pts = random_points(cpu, c, 1, 300, rng)
+    backend.msm_sum = "outline"
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
+    backend.msm_sum, backend.msm_affine_min = "inl", 0
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "bits"))
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "1000")
+    assert backend.precompute_msm(c, pts, 1, window=7) > 0
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
+    assert set(backend.launched) == set(cuda.MSM_KERNELS)
