@@ -355,13 +355,15 @@ def _n(group: int, rng, tables: bool = False) -> int:
 @pytest.mark.parametrize("kind", ("uniform", "edge", "bits"))
 def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
     """Window 5 (52 or 51 windows of 16 buckets); chunks of 4 entries run the multi-level
-    bucket sums; segments of 1, 3 and 16 buckets (several group-sum levels, one segment)."""
+    bucket sums (first level at 32 or 96 threads per block); segments of 1, 3 and 16 buckets
+    (several group-sum levels, one segment)."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng), rng)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    for seg, chunk, sum_ in ((1, 4, "inl"), (3, 1024, "outline"), (16, 4, "outline")):
+    for seg, chunk, sum_, block in ((1, 4, "inl", 32), (3, 1024, "outline", 256),
+                                    (16, 4, "outline", 96)):  # fmt: skip
         monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
-        backend.msm_seg, backend.msm_sum = seg, sum_
+        backend.msm_seg, backend.msm_sum, backend.msm_acc_block = seg, sum_, block
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
 
@@ -407,7 +409,11 @@ def test_msm_affine_rounds(backend, cpu, rng, monkeypatch, curve, group, tables)
     backend.msm_affine_min = 0
     for rounds, seg in ((1, 16), (3, 3)):
         backend.msm_affine_rounds, backend.msm_seg = rounds, seg
-        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "bits"))
+        scalars = _scalars(rng, c.r, len(pts), "bits")
+        # rows 1, 2 (the same point) and 3, 4 (opposite points) the first entries of the
+        # heavy bucket: the first round pairs them (a doubling, an infinity)
+        scalars[1:5] = [1, 1, 1, 1]
+        _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_aff_fwd"] == backend.launched["msm_aff_bwd"] == 4
     assert backend.launched["msm_aff_inv_reduce"] > backend.launched["msm_aff_inv_invert"] == 4
     assert backend.launched["msm_aff_inv_expand"] == backend.launched["msm_aff_inv_reduce"]
