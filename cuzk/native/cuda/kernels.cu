@@ -194,41 +194,6 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, begin, end);
 }
 
-// Flat chunks (CudaBackend.msm_flat): thread t sums entries [tT, tT + T) of the bucket-sorted
-// list, writing one partial per bucket the chunk touches, so every thread but the last makes T
-// additions (the last task of a bucket in acc_entries_tasks is short and its lanes idle).
-// Bucket b's partials are part_off[b] + (chunk - off[b]/T) for its chunks off[b]/T ..
-// (off[b+1] - 1)/T; the list ends at bucket_off[nb] (the grid may be larger).
-template <class C, int G, bool INL>
-__device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                                 const uint32_t* bucket_off,
-                                                 const uint32_t* part_off, uint32_t nb,
-                                                 uint32_t T, uint64_t* out) {
-    typedef typename GroupOf<C, G>::F F;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t total = bucket_off[nb];
-    if ((uint64_t)t * T >= total) return;
-    uint32_t pos = t * T;
-    const uint32_t end = min(pos + T, total);
-    uint32_t b = find_slot(bucket_off, nb, pos);  // the non-empty bucket holding entry pos
-    while (true) {
-        const uint32_t stop = min(end, bucket_off[b + 1]);
-        reinterpret_cast<Xyzz<F>*>(out)[part_off[b] + t - bucket_off[b] / T] =
-            sum_entries<F, INL>(points, entries, pos, stop);
-        if (stop == end) break;
-        pos = stop;
-        do b++;
-        while (bucket_off[b + 1] == pos);  // empty buckets start where the next one does
-    }
-}
-
-template <class C, int G>
-__global__ void msm_acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                     const uint32_t* bucket_off, const uint32_t* part_off,
-                                     uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, false>(points, entries, bucket_off, part_off, nb, T, out);
-}
-
 template <class C, int G>
 __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
                                       const uint32_t* bucket_off, const uint32_t* task_off,
@@ -248,13 +213,6 @@ __global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc
                                           const uint32_t* bucket_off, const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
-}
-
-template <class C, int G>
-__global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
-                                          const uint32_t* bucket_off, const uint32_t* part_off,
-                                          uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, true>(points, entries, bucket_off, part_off, nb, T, out);
 }
 
 template <class C, int G>
