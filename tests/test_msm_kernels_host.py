@@ -225,6 +225,7 @@ class _HostKernel:
 
     def __call__(self, grid, block, args, shared_mem=0) -> None:
         assert shared_mem == 0 and len(args) == len(self.params), self.name
+        # the device's launch limits: a launch the GPU would refuse fails here too
         assert 1 <= block[0] <= 1024 and 1 <= grid[0] < 2**31, (self.name, grid, block)
         conv, const = [], []
         for (typ, pname), a in zip(self.params, args, strict=True):
