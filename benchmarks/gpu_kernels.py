@@ -274,7 +274,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, flat)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -343,14 +343,17 @@ def main() -> None:
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
         # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block),
-        # sN (N buckets per thread in the first reduction level)
+        # sN (N buckets per thread in the first reduction level), flat (fixed-size chunks
+        # across bucket boundaries in the first bucket-sum level)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
-        gpu.msm_seg = 16
+        gpu.msm_seg, gpu.msm_flat = 16, False
         for tok in m.split("+"):
             if tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
             elif tok[:1] == "s" and tok[1:].isdigit():
                 gpu.msm_seg = int(tok[1:])
+            elif tok == "flat":
+                gpu.msm_flat = True
             elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("aff"):

@@ -105,15 +105,17 @@ def test_bucket_sum_kernels_agree(gpu, rng, curve):
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min
+    old = gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_flat
     got = []
     try:
         gpu.msm_affine_min = 0  # the rounds at any size where the buckets are skewed
-        for kind, rounds in (("inl", 0), ("outline", 0), ("inl", 1), ("inl", 3), ("inl", 20)):
-            gpu.msm_sum, gpu.msm_affine_rounds = kind, rounds
+        for kind, rounds, flat in (("inl", 0, False), ("outline", 0, False), ("inl", 1, False),
+                                   ("inl", 3, False), ("inl", 20, False), ("inl", 0, True),
+                                   ("outline", 0, True), ("inl", 1, True)):  # fmt: skip
+            gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_flat = kind, rounds, flat
             got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min = old
+        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_flat = old
     a = got[0]
     assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r

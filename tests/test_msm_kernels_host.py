@@ -361,12 +361,15 @@ def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng), rng)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    for seg, chunk, sum_, block in ((1, 4, "inl", 32), (3, 1024, "outline", 256),
-                                    (16, 4, "outline", 96)):  # fmt: skip
+    for seg, chunk, sum_, block, flat in ((1, 4, "inl", 32, False), (3, 1024, "outline", 256, False),
+                                          (16, 4, "outline", 96, False), (3, 4, "inl", 32, True),
+                                          (16, 3, "outline", 96, True)):  # fmt: skip
         monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
         backend.msm_seg, backend.msm_sum, backend.msm_acc_block = seg, sum_, block
+        backend.msm_flat = flat
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
+    assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_acc_entries_flat"]
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -381,11 +384,12 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
     assert backend.precompute_msm(c, pts, group, window=window) == nw * pts.nbytes
     assert backend.launched["msm_table_build"] == 1
     monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
-    for kind, seg in (("edge", 3), ("bits", 16), ("uniform", 1)):
-        backend.msm_seg = seg
+    for kind, seg, flat in (("edge", 3, False), ("bits", 16, False), ("uniform", 1, False),
+                            ("bits", 3, True), ("edge", 16, True)):  # fmt: skip
+        backend.msm_seg, backend.msm_flat = seg, flat
         scalars = _scalars(rng, c.r, len(pts), kind)
         _check_msm(backend, cpu, c, group, pts, scalars)
-    assert backend.launched["msm_finish"] == 3
+    assert backend.launched["msm_finish"] == 5
     backend.msm_tables = False
     _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_table_build"] == 1
@@ -408,15 +412,15 @@ def test_msm_affine_rounds(backend, cpu, rng, monkeypatch, curve, group, tables)
     if tables:
         assert backend.precompute_msm(c, pts, group, window=7) > 0
     backend.msm_affine_min = 0
-    for rounds, seg in ((1, 16), (3, 3)):
-        backend.msm_affine_rounds, backend.msm_seg = rounds, seg
+    for rounds, seg, flat in ((1, 16, False), (3, 3, False), (1, 3, True), (3, 16, True)):
+        backend.msm_affine_rounds, backend.msm_seg, backend.msm_flat = rounds, seg, flat
         scalars = _scalars(rng, c.r, len(pts), "bits")
         # rows 1, 2 (the same point) and 3, 4 (opposite points) the first entries of the
         # heavy bucket: the first round pairs them (a doubling, an infinity)
         scalars[1:5] = [1, 1, 1, 1]
         _check_msm(backend, cpu, c, group, pts, scalars)
-    assert backend.launched["msm_aff_fwd"] == backend.launched["msm_aff_bwd"] == 4
-    assert backend.launched["msm_aff_inv_reduce"] > backend.launched["msm_aff_inv_invert"] == 4
+    assert backend.launched["msm_aff_fwd"] == backend.launched["msm_aff_bwd"] == 8
+    assert backend.launched["msm_aff_inv_reduce"] > backend.launched["msm_aff_inv_invert"] == 8
     assert backend.launched["msm_aff_inv_expand"] == backend.launched["msm_aff_inv_reduce"]
 
 
@@ -479,7 +483,11 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     pts = random_points(cpu, c, 1, 300, rng)
     backend.msm_sum = "outline"
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    backend.msm_sum, backend.msm_affine_min = "inl", 0
+    backend.msm_flat = True
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
+    backend.msm_sum = "inl"
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "edge"))
+    backend.msm_affine_min, backend.msm_flat = 0, False
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "bits"))
     monkeypatch.setenv("CUZK_MSM_CHUNK", "1000")
     assert backend.precompute_msm(c, pts, 1, window=7) > 0

@@ -48,6 +48,8 @@ MSM_KERNELS = (
     "msm_scatter",
     "msm_acc_entries_tasks",
     "msm_acc_entries_tasks_inl",
+    "msm_acc_entries_flat",
+    "msm_acc_entries_flat_inl",
     "msm_acc_items_tasks",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
@@ -345,6 +347,9 @@ class CudaBackend(FrKernels):
         # buckets per thread in the first level of Σ k·B_k (fewer: more threads, more
         # products per bucket). Env CUZK_MSM_SEG.
         self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
+        # first-level bucket sums in fixed chunks of the sorted entries across bucket
+        # boundaries (no short last task per bucket); opt-in until timed. Env CUZK_MSM_FLAT=1.
+        self.msm_flat = os.environ.get("CUZK_MSM_FLAT", "0") == "1"
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -606,23 +611,29 @@ class CudaBackend(FrKernels):
             acc_entries = "msm_acc_entries_tasks"
             if self.msm_sum == "inl":
                 acc_entries += "_inl"
+            if self.msm_flat:
+                acc_entries = acc_entries.replace("_tasks", "_flat")
             while maxcnt > T:
-                ntasks = (counts + (T - 1)) // T
+                flat = first and self.msm_flat
+                if flat:  # partials per bucket: the T-chunks of the whole list it overlaps
+                    lo, hi = off[:-1], off[1:]
+                    ntasks = ((hi > lo) * ((hi - 1) // T - lo // T + 1)).astype(cp.uint32)
+                else:
+                    ntasks = (counts + (T - 1)) // T
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
                 cp.cumsum(ntasks, dtype=cp.uint32, out=toff[1:])
                 nt = int(toff[-1].get())
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
                     ab = self.msm_acc_block
-                    mod[acc_entries](
-                        _grid(nt, ab), (ab,), (src, ents, off, toff, _u32(nb), _u32(T), part)
-                    )
+                    grid = _grid((total + T - 1) // T if flat else nt, ab)
+                    mod[acc_entries](grid, (ab,), (src, ents, off, toff, _u32(nb), _u32(T), part))
                 else:
                     mod["msm_acc_items_tasks"](
                         _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
                     )
                 items, off, counts, first = part, toff, ntasks, False
-                maxcnt = (maxcnt + T - 1) // T
+                maxcnt = (maxcnt + T - 1) // T + int(flat)
                 marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
             mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
         marks("acc_buckets")

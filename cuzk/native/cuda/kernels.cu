@@ -149,25 +149,30 @@ __device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, 
     return lo;
 }
 
+// acc += the point of sorted entry k (its sign in the top bit).
+template <class F, bool INL>
+__device__ __forceinline__ void add_entry(Xyzz<F>& acc, const uint64_t* points,
+                                          const uint32_t* entries, uint32_t k) {
+    constexpr int PW = 2 * sizeof(F) / 8;
+    // entries null: the items are contiguous affine points (batch-affine rounds' output),
+    // which may be infinity.
+    uint32_t e = entries ? entries[k] : k;
+    const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
+    if (!entries && raw_is_zero<F>(p)) return;
+    // Limb loads here: 16-byte loads through a local copy slowed the G2 MSM by 1.3x on
+    // the H200 (the Fq2 point went through local memory) and did not help G1.
+    F x = F::from_raw(p);
+    F y = F::from_raw(p + PW / 2);
+    if (entries && (e >> 31)) y = y.neg();
+    if (INL) xyzz_add_aff_body(acc, x, y);
+    else xyzz_add_aff(acc, x, y);
+}
+
 template <class F, bool INL>
 __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uint32_t* entries,
                                                uint32_t begin, uint32_t end) {
-    constexpr int PW = 2 * sizeof(F) / 8;
     Xyzz<F> acc = xyzz_inf<F>();
-    for (uint32_t k = begin; k < end; k++) {
-        // entries null: the items are contiguous affine points (batch-affine rounds' output),
-        // which may be infinity.
-        uint32_t e = entries ? entries[k] : k;
-        const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
-        if (!entries && raw_is_zero<F>(p)) continue;
-        // Limb loads here: 16-byte loads through a local copy slowed the G2 MSM by 1.3x on
-        // the H200 (the Fq2 point went through local memory) and did not help G1.
-        F x = F::from_raw(p);
-        F y = F::from_raw(p + PW / 2);
-        if (entries && (e >> 31)) y = y.neg();
-        if (INL) xyzz_add_aff_body(acc, x, y);
-        else xyzz_add_aff(acc, x, y);
-    }
+    for (uint32_t k = begin; k < end; k++) add_entry<F, INL>(acc, points, entries, k);
     return acc;
 }
 
@@ -194,6 +199,47 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, begin, end);
 }
 
+// Flat chunks (CudaBackend.msm_flat): thread t sums entries [tT, tT + T) of the bucket-sorted
+// list, writing one partial per bucket the chunk touches, so every thread but the last makes T
+// additions (the last task of a bucket in acc_entries_tasks is short and its lanes idle).
+// Bucket b's partials are part_off[b] + (chunk - off[b]/T) for its chunks off[b]/T ..
+// (off[b+1] - 1)/T; the list ends at bucket_off[nb] (the grid may be larger). One loop over
+// the chunk, the partial written when a bucket ends: a loop per bucket (a48d9ea) ran the
+// warp's threads that cross a bucket end apart from the others, 1.75x slower on the H200.
+template <class C, int G, bool INL>
+__device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
+                                                 const uint32_t* bucket_off,
+                                                 const uint32_t* part_off, uint32_t nb,
+                                                 uint32_t T, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t total = bucket_off[nb];
+    if ((uint64_t)t * T >= total) return;
+    const uint32_t begin = t * T, end = min(begin + T, total);
+    uint32_t b = find_slot(bucket_off, nb, begin);  // the non-empty bucket holding entry begin
+    uint32_t next = bucket_off[b + 1];
+    Xyzz<F>* o = reinterpret_cast<Xyzz<F>*>(out);
+    Xyzz<F> acc = xyzz_inf<F>();
+    for (uint32_t k = begin; k < end; k++) {
+        if (k == next) {
+            o[part_off[b] + t - bucket_off[b] / T] = acc;
+            acc = xyzz_inf<F>();
+            do b++;
+            while (bucket_off[b + 1] == k);  // empty buckets start where the next one does
+            next = bucket_off[b + 1];
+        }
+        add_entry<F, INL>(acc, points, entries, k);
+    }
+    o[part_off[b] + t - bucket_off[b] / T] = acc;
+}
+
+template <class C, int G>
+__global__ void msm_acc_entries_flat(const uint64_t* points, const uint32_t* entries,
+                                     const uint32_t* bucket_off, const uint32_t* part_off,
+                                     uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_flat<C, G, false>(points, entries, bucket_off, part_off, nb, T, out);
+}
+
 template <class C, int G>
 __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
                                       const uint32_t* bucket_off, const uint32_t* task_off,
@@ -213,6 +259,13 @@ __global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc
                                           const uint32_t* bucket_off, const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
     acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
+}
+
+template <class C, int G>
+__global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
+                                          const uint32_t* bucket_off, const uint32_t* part_off,
+                                          uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_flat<C, G, true>(points, entries, bucket_off, part_off, nb, T, out);
 }
 
 template <class C, int G>
