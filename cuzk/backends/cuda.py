@@ -649,8 +649,15 @@ class CudaBackend(FrKernels):
             self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
         return out
 
-    def _sum_windows(self, mod: _Module, items: Any, per: int, nw: int, xw: int) -> Any:
-        """(nw, xw): each window's sum of its `per` consecutive XYZZ items (groups of 8)."""
+    def _weighted_segments(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
+        """(nw, xw): Σ_k (k+1)·B_k per window. Segments of S buckets, each adding lo·(its sum)
+        by a scalar multiplication, then group sums of 8 down to one per window."""
+        S = max(1, min(self.msm_seg, M))
+        per = (M + S - 1) // S
+        items = cp.empty((nw * per, xw), dtype=cp.uint64)
+        mod["msm_bucket_segments"](
+            _grid(nw * per), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(per), _u32(nw), items)
+        )
         while per > 1:
             k = 8
             per_out = (per + k - 1) // k
@@ -662,17 +669,6 @@ class CudaBackend(FrKernels):
             )
             items, per = nxt, per_out
         return items
-
-    def _weighted_segments(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
-        """Σ_k (k+1)·B_k per window: segments of S buckets, each adding lo·(its sum) by a
-        scalar multiplication, then group sums."""
-        S = max(1, min(self.msm_seg, M))
-        nseg = (M + S - 1) // S
-        seg = cp.empty((nw * nseg, xw), dtype=cp.uint64)
-        mod["msm_bucket_segments"](
-            _grid(nw * nseg), (_BLOCK,), (buckets, _u32(M), _u32(S), _u32(nseg), _u32(nw), seg)
-        )
-        return self._sum_windows(mod, seg, nseg, nw, xw)
 
     def _affine_rounds(
         self,

@@ -179,31 +179,25 @@ def kernels(
     back (h stays on the device), so the call returns once the device is done."""
     be = _backend(backend)
     curve = pk.curve
+    device = on_device(be)
+    if device:
+        syn = upload(syn, be)
+        if len(pk.h_g1) > int(syn.a.shape[0]):
+            raise ValueError(f"key has {len(pk.h_g1)} H points for a domain of {syn.a.shape[0]}")
     w = syn.witness
 
     def msm(points: Any, scalars: Any, group: int = 1) -> np.ndarray:
         f = be.g1_msm if group == 1 else be.g2_msm
         return _host(f(curve, points, scalars))
 
-    if not on_device(be):
-        h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
-        return KernelOutputs(
-            h=h,
-            a_g1=msm(pk.a_g1, w),
-            b_g1=msm(pk.b_g1, w),
-            b_g2=msm(pk.b_g2, w, 2) if g2 else None,
-            l_g1=msm(pk.l_g1, w[pk.n_public + 1 :]),
-            h_g1=msm(pk.h_g1, h),
-        )
-    syn = upload(syn, be)
-    w = syn.witness
-    n, h_len = int(syn.a.shape[0]), len(pk.h_g1)
-    if h_len > n:
-        raise ValueError(f"key has {h_len} H points for a domain of {n}")
-
     def h_part() -> tuple[Any, np.ndarray]:
-        omega, shift, coefficients = qap.domain_params(curve, n, pk.h_convention)
-        h = be.groth16_h(curve, syn.a, syn.b, syn.c, omega, shift, coefficients)[:h_len]
+        if device:
+            n = int(syn.a.shape[0])
+            omega, shift, coefficients = qap.domain_params(curve, n, pk.h_convention)
+            h = be.groth16_h(curve, syn.a, syn.b, syn.c, omega, shift, coefficients)
+            h = h[: len(pk.h_g1)]
+        else:
+            h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
         return h, msm(pk.h_g1, h)
 
     # h then its MSM is the longest chain: first, so it starts first.
