@@ -507,6 +507,8 @@ static inline uint32_t __brev(uint32_t x) {
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
     return r;
 }
+struct ulonglong2 { unsigned long long x, y; };
+static inline ulonglong2 make_ulonglong2(unsigned long long x, unsigned long long y) { return {x, y}; }
 namespace gpu {
 template <class F> inline F ld16(const uint64_t* p) { F r; std::memcpy(&r, p, sizeof(F)); return r; }
 template <class F> inline void st16(uint64_t* p, const F& x) { std::memcpy(p, &x, sizeof(F)); }

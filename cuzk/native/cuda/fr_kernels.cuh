@@ -183,6 +183,44 @@ __device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* h
     return hi ? pow_from_tables<Fr>(lo, hi, e, lb) : ld16<Fr>(lo);
 }
 
+// A tile of Fr values in shared memory, stored as planes of 16-byte pieces: piece q of slot u
+// at pieces[q·tile + u]. A warp's 16-byte accesses to consecutive slots then fill whole
+// 128-byte wavefronts; whole 32-byte elements side by side gave two-way bank conflicts, half
+// of all shared-memory wavefronts of the 2^24 NTT tiles on the H200 (ncu). -DCUZK_NTT_SMEM_WHOLE
+// restores that layout (for timing).
+template <class Fr>
+struct SmTile {
+    static constexpr int NQ = sizeof(Fr) / 16;
+    ulonglong2* pieces;
+    uint32_t tile;
+
+    __device__ __forceinline__ uint32_t at(int q, uint32_t u) const {
+#ifdef CUZK_NTT_SMEM_WHOLE
+        return u * NQ + q;
+#else
+        return q * tile + u;
+#endif
+    }
+
+    __device__ __forceinline__ Fr ld(uint32_t u) const {
+        Fr r;
+        uint64_t* d = reinterpret_cast<uint64_t*>(&r);
+#pragma unroll
+        for (int q = 0; q < NQ; q++) {
+            const ulonglong2 v = pieces[at(q, u)];
+            d[2 * q] = v.x;
+            d[2 * q + 1] = v.y;
+        }
+        return r;
+    }
+
+    __device__ __forceinline__ void st(uint32_t u, const Fr& x) const {
+        const uint64_t* d = reinterpret_cast<const uint64_t*>(&x);
+#pragma unroll
+        for (int q = 0; q < NQ; q++) pieces[at(q, u)] = make_ulonglong2(d[2 * q], d[2 * q + 1]);
+    }
+};
+
 // The butterfly's sum and difference: (x, y) <- (x + y, x - y).
 template <class Fr>
 __device__ __forceinline__ void add_sub(Fr& x, Fr& y) {
@@ -194,7 +232,7 @@ __device__ __forceinline__ void add_sub(Fr& x, Fr& y) {
 // Radix-2 stage k of a tile (st = b + k; see ntt_tile for the layout): rows r and r + 2^k
 // pair up, a thread per butterfly.
 template <class Fr>
-__device__ __forceinline__ void tile_stage2(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+__device__ __forceinline__ void tile_stage2(const SmTile<Fr>& sm, const uint64_t* tw, uint32_t rest, int b,
                                             int k, int cb, int logc, int dif, uint32_t tile) {
     const uint32_t cmask = (1u << logc) - 1;
     const int st = b + k;
@@ -205,12 +243,12 @@ __device__ __forceinline__ void tile_stage2(Fr* sm, const uint64_t* tw, uint32_t
         const uint32_t i0 = rest | (r0 << b) | (col << cb);
         const uint32_t j = i0 & ((1u << st) - 1);  // twiddle ω_{2^(st+1)}^j
         const uint32_t s0 = (r0 << logc) | col, s1 = s0 + (h << logc);
-        Fr x0 = sm[s0], x1 = sm[s1];
+        Fr x0 = sm.ld(s0), x1 = sm.ld(s1);
         if (!dif && j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
         add_sub(x0, x1);
         if (dif && j) x1 = x1 * ld16<Fr>(tw + 4 * (size_t)((1u << st) + j));
-        sm[s0] = x0;
-        sm[s1] = x1;
+        sm.st(s0, x0);
+        sm.st(s1, x1);
     }
 }
 
@@ -219,7 +257,7 @@ __device__ __forceinline__ void tile_stage2(Fr* sm, const uint64_t* tw, uint32_t
 // products as two radix-2 stages with half the shared-memory round trips, index computations
 // and __syncthreads.
 template <class Fr>
-__device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+__device__ __forceinline__ void tile_pair4(const SmTile<Fr>& sm, const uint64_t* tw, uint32_t rest, int b,
                                            int k, int cb, int logc, int dif, uint32_t tile) {
     const uint32_t cmask = (1u << logc) - 1;
     const int st = b + k;
@@ -235,7 +273,8 @@ __device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t 
         // 1/3 ω_{2^(st+2)}^(j + 2^st), never 1.
         const uint32_t j = i0 & ((1u << st) - 1);
         const uint32_t s0 = (r0 << logc) | col;
-        Fr x0 = sm[s0], x1 = sm[s0 + hs], x2 = sm[s0 + 2 * hs], x3 = sm[s0 + 3 * hs];
+        Fr x0 = sm.ld(s0), x1 = sm.ld(s0 + hs);
+        Fr x2 = sm.ld(s0 + 2 * hs), x3 = sm.ld(s0 + 3 * hs);
         const Fr wb = ld16<Fr>(tab2 + 4 * (size_t)(j + (1u << st)));
         if (dif) {
             add_sub(x0, x2);
@@ -262,10 +301,10 @@ __device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t 
             add_sub(x0, x2);
             add_sub(x1, x3);
         }
-        sm[s0] = x0;
-        sm[s0 + hs] = x1;
-        sm[s0 + 2 * hs] = x2;
-        sm[s0 + 3 * hs] = x3;
+        sm.st(s0, x0);
+        sm.st(s0 + hs, x1);
+        sm.st(s0 + 2 * hs, x2);
+        sm.st(s0 + 3 * hs, x3);
     }
 }
 
@@ -273,7 +312,7 @@ __device__ __forceinline__ void tile_pair4(Fr* sm, const uint64_t* tw, uint32_t 
 // one at a time (RADIX 2) or in pairs (RADIX 4; with s odd stage 0 runs alone: first in a
 // DIT, last in a DIF). Ends with __syncthreads().
 template <int RADIX, class Fr>
-__device__ __forceinline__ void tile_stages(Fr* sm, const uint64_t* tw, uint32_t rest, int b,
+__device__ __forceinline__ void tile_stages(const SmTile<Fr>& sm, const uint64_t* tw, uint32_t rest, int b,
                                             int s, int cb, int logc, int dif) {
     const uint32_t tile = 1u << (s + logc);
     if constexpr (RADIX == 2) {
@@ -323,9 +362,9 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
                          const uint64_t* zinv, const uint64_t* tw2) {
     typedef typename C::Fr Fr;
     extern __shared__ uint64_t sh[];
-    Fr* sm = reinterpret_cast<Fr*>(sh);
     const uint32_t cmask = (1u << logc) - 1;
     const uint32_t tile = 1u << (s + logc);
+    const SmTile<Fr> sm{reinterpret_cast<ulonglong2*>(sh), tile};
     const uint32_t bid = blockIdx.x;
     const uint32_t rest = (bid & ((1u << m0) - 1)) | (((bid >> m0) & ((1u << w1) - 1)) << g1) |
                           ((bid >> (m0 + w1)) << g2);
@@ -335,7 +374,7 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
         Fr x = ld16<Fr>(in + 4 * (size_t)src);
         if (reduce) x = reduce_input(x);
         if (lo && pre == 1) x = x * scale_factor<Fr>(lo, hi, erev ? bitrev(src, logn) : src, lb);
-        sm[u] = x;
+        sm.st(u, x);
     }
     __syncthreads();
     tile_stages<RADIX>(sm, tw, rest, b, s, cb, logc, dif);
@@ -343,7 +382,7 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
         if (lo && pre == 2) {
             for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
                 const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
-                sm[u] = sm[u] * scale_factor<Fr>(lo, hi, erev ? bitrev(i, logn) : i, lb);
+                sm.st(u, sm.ld(u) * scale_factor<Fr>(lo, hi, erev ? bitrev(i, logn) : i, lb));
             }
             __syncthreads();
         }
@@ -351,7 +390,7 @@ __global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, 
     }
     for (uint32_t u = threadIdx.x; u < tile; u += blockDim.x) {
         const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
-        Fr x = sm[u];
+        Fr x = sm.ld(u);
         if (lo && pre == 0) x = x * scale_factor<Fr>(lo, hi, i, lb);
         if (pa) x = ld16<Fr>(pa + 4 * (size_t)i) * ld16<Fr>(pb + 4 * (size_t)i) - x;
         if (zinv) x = x * ld16<Fr>(zinv);
