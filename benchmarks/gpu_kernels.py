@@ -274,7 +274,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, flat)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -313,13 +313,14 @@ def main() -> None:
     rows: list[dict] = []
 
     def record(op: str, curve: str, logn: int, kind: str, ms: list[float], **extra) -> None:
-        if gpu.msm_profile:  # phases of the timed runs (the last len(ms) MSMs)
+        if gpu.msm_profile and op.endswith("msm"):  # phases of the timed runs (the last MSMs)
             runs = gpu.msm_profile[-len(ms) :]
             extra["phases_ms"] = {
                 k: round(statistics.median(r.get(k, 0.0) for r in runs), 3)
                 for k in runs[-1]
                 if k not in ("n", "table", "c")
             }
+        if gpu.msm_profile:  # left over from checks: never another row's
             gpu.msm_profile = []
         row = {
             "op": op,
@@ -343,17 +344,20 @@ def main() -> None:
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
         # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block),
-        # sN (N buckets per thread in the first reduction level), flat (fixed-size chunks
-        # across bucket boundaries in the first bucket-sum level)
+        # sN (N buckets per thread in the first reduction level), flat / noflat (fixed-size
+        # chunks across bucket boundaries in the first bucket-sum level always / never; by
+        # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
-        gpu.msm_seg, gpu.msm_flat = 16, False
+        gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
         for tok in m.split("+"):
             if tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
             elif tok[:1] == "s" and tok[1:].isdigit():
                 gpu.msm_seg = int(tok[1:])
-            elif tok == "flat":
-                gpu.msm_flat = True
+            elif tok in ("flat", "noflat"):
+                gpu.msm_flat = tok == "flat"
+            elif tok == "unshared":
+                gpu.msm_share_sort = False
             elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("aff"):

@@ -198,3 +198,36 @@ def test_bucket_reduction_segment_sizes(gpu, rng, curve, group):
     finally:
         gpu.msm_seg = old
         gpu.drop_msm_tables()
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("tables", (False, True))
+def test_msm_tasks_share_one_sort(gpu, rng, curve, tables):
+    """A proof's A, B and L over one witness (L: the last scalars only) through g1_msm_tasks
+    on concurrent streams: one digit sort for the three, each result the discrete-log sum of
+    its own array (infinity in A and L, flat chunks for the mostly-binary scalars)."""
+    c = get_curve(curve)
+    n = (1 << 14) + rng.randrange(0, 999)
+    ks = [[rng.randrange(1, c.r) for _ in range(n)] for _ in range(3)]
+    ks[2] = ks[2][: n - 11]
+    sets = [_points(gpu, c, 1, k) for k in ks]
+    for pts, k in ((sets[0], ks[0]), (sets[2], ks[2])):
+        pts[5] = 0  # infinity: adds nothing (its k then counts as 0)
+        k[5] = 0
+    if tables:
+        for pts in sets:
+            assert gpu.precompute_msm(c, pts, 1) > 0
+    old = gpu.msm_profile
+    try:
+        gpu.msm_profile = []
+        for kind in ("bits", "edge"):
+            s = _scalars(rng, c.r, n, kind)
+            got = gpu.run_concurrently(gpu.g1_msm_tasks(c, sets, fr_from_ints(c, s)))
+            for k, g in zip(ks, got, strict=True):
+                tail = s[n - len(k) :]
+                total = sum(a * b for a, b in zip(tail, k, strict=True)) % c.r
+                assert np.array_equal(np.asarray(g), _points(gpu, c, 1, [total])[0]), kind
+        assert sum("histogram" in p for p in gpu.msm_profile) == 2  # one sort per call
+    finally:
+        gpu.msm_profile = old
+        gpu.drop_msm_tables()

@@ -129,6 +129,17 @@ class _Stream:
     def synchronize(self) -> None:
         pass
 
+    def wait_event(self, event) -> None:
+        assert event.recorded, "waiting for an event never recorded"
+
+
+class _Event:
+    def __init__(self, disable_timing: bool = False) -> None:
+        self.recorded = False
+
+    def record(self, stream=None) -> None:
+        self.recorded = True
+
 
 class _Runtime:
     def __init__(self) -> None:
@@ -149,6 +160,8 @@ class _Pool:
 
 
 class _Cuda:
+    Event = _Event
+
     def __init__(self) -> None:
         self.runtime = _Runtime()
 
@@ -481,7 +494,7 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
     pts = random_points(cpu, c, 1, 300, rng)
-    backend.msm_sum = "outline"
+    backend.msm_sum, backend.msm_flat = "outline", False
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
     backend.msm_flat = True
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
@@ -493,3 +506,81 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     assert backend.precompute_msm(c, pts, 1, window=7) > 0
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
     assert set(backend.launched) == set(cuda.MSM_KERNELS)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_flat_chunks_chosen_for_skewed_buckets(backend, cpu, rng, monkeypatch, curve):
+    """msm_flat = None (the default): flat chunks for a mostly-binary witness (one bucket holds
+    most entries), per-bucket tasks for uniform scalars; both equal the CPU's MSM."""
+    c = get_curve(curve)
+    pts = _edge_points(cpu, c, 1, _n(1, rng), rng)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    assert backend.msm_flat is None
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "uniform"))
+    assert backend.launched["msm_acc_entries_tasks_inl"] == 1
+    assert not backend.launched["msm_acc_entries_flat_inl"]
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "bits"))
+    assert backend.launched["msm_acc_entries_flat_inl"] == 1
+
+
+def _msm_tasks_check(backend, cpu, c, sets, scalars: list[int], order) -> None:
+    """g1_msm_tasks over sets (each paired with the last len(set) scalars), the callables run
+    in the given order; each result equals the CPU's MSM of its set."""
+    s = fr_from_ints(c, scalars)
+    tasks = backend.g1_msm_tasks(c, sets, s)
+    got = [None] * len(sets)
+    for j in order:
+        got[j] = tasks[j]()
+    for pts, g in zip(sets, got, strict=True):
+        want = cpu.g1_msm(c, pts, s[len(s) - len(pts) :])
+        assert type(g) is np.ndarray and np.array_equal(g, want)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("tables", (False, True))
+def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables):
+    """A proof's A, B and L: three base arrays (L shorter: the last scalars only, as the aux
+    part of a witness) over one scalar array, with infinity, repeated and opposite points.
+    One digit sort serves all three (one histogram), whichever callable runs first; the
+    rows before L's own are skipped in the chunked sums, the flat chunks, one bucket per
+    thread and the batch-affine rounds."""
+    c = get_curve(curve)
+    n = _n(1, rng, tables)
+    a = _edge_points(cpu, c, 1, n, rng)
+    b = _edge_points(cpu, c, 1, n, rng)
+    lpts = _edge_points(cpu, c, 1, n - 7, rng)
+    sets = [a, b, lpts]
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    if tables:
+        for pts in sets:
+            assert backend.precompute_msm(c, pts, 1, window=7) > 0
+    configs = (("bits", "4", None, 1 << 40), ("edge", "4", True, 1 << 40),
+               ("uniform", "1000", None, 1 << 40), ("bits", "4", None, 0))  # fmt: skip
+    for k, (kind, chunk, flat, aff_min) in enumerate(configs):
+        monkeypatch.setenv("CUZK_MSM_CHUNK", chunk)
+        backend.msm_flat, backend.msm_affine_min = flat, aff_min
+        before = backend.launched["msm_histogram"]
+        order = (0, 1, 2) if k % 2 == 0 else (2, 1, 0)
+        _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, kind), order)
+        assert backend.launched["msm_histogram"] == before + 1
+    assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_aff_fwd"]
+    assert backend.launched["msm_acc_entries_buckets"]
+
+
+def test_msm_tasks_without_a_common_shape(backend, cpu, rng, monkeypatch):
+    """Tables on one array only, or msm_share_sort off: one sort per array, same results."""
+    c = get_curve("bn254")
+    n = _n(1, rng, tables=True)
+    sets = [_edge_points(cpu, c, 1, n, rng), _edge_points(cpu, c, 1, n - 3, rng)]
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    assert backend.precompute_msm(c, sets[0], 1, window=7) > 0
+    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (0, 1))
+    assert backend.launched["msm_histogram"] == 2
+    backend.drop_msm_tables()
+    backend.msm_share_sort = False
+    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "bits"), (1, 0))
+    assert backend.launched["msm_histogram"] == 4
+    with pytest.raises(ValueError, match="points but"):
+        backend.g1_msm_tasks(c, [sets[0]], fr_from_ints(c, [1] * (n - 1)))

@@ -103,6 +103,7 @@ _AFF_SHARE = 32  # ... and more than 1/this of all entries ...
 _AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: the rounds won
 # at 2^26 mostly-binary scalars, 98.0 -> 93.8 ms, and lost at 2^24, 26.0 -> 26.6 ms, and in the
 # 2^24 partition, 247 -> 256 ms)
+_FLAT_SKEW = 8  # flat chunks when the largest bucket holds > this times the mean
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
@@ -163,6 +164,14 @@ def _affine_pays(maxcnt: int, total: int, nb: int, min_entries: int = _AFF_MIN) 
     )
 
 
+def _flat_pays(maxcnt: int, total: int, nb: int) -> bool:
+    """Flat chunks for the first bucket sums: when the largest bucket is far above the mean
+    and holds a large share of all entries (the ones of a mostly-binary witness; a uniform
+    MSM's short top window gives only the first). H200, 2^24 tables: mostly-binary 23.5 ->
+    20.9 ms, uniform 109.6 -> 111.9 ms (NOTES, GPU round 5)."""
+    return maxcnt > max(1, _FLAT_SKEW * total // nb) and maxcnt * _AFF_SHARE > total
+
+
 def choose_window(n: int, bits: int, group: int = 1) -> int:
     """Window width c minimising (windows)·(n mixed adds + K per bucket).
 
@@ -191,6 +200,10 @@ def choose_table_window(n: int, bits: int) -> int:
         if best_cost is None or cost < best_cost:
             best, best_cost = c, cost
     return best
+
+
+def _point_shape(c: Curve, group: int) -> tuple[int, ...]:
+    return (2, c.limbs) if group == 1 else (2, 2, c.limbs)
 
 
 class _Marks:
@@ -238,6 +251,20 @@ class _Table:
     @property
     def nbytes(self) -> int:
         return int(self.table.nbytes)
+
+
+class _Digits:
+    """One sort of an MSM's signed digits by bucket (CudaBackend._sort_digits): bucket counts,
+    offsets (nb + 1) and the entries (row | sign << 31), their total and the largest count.
+    Read-only once made: g1_msm_tasks shares one between base arrays over the same scalars."""
+
+    def __init__(
+        self, cw: int, nw: int, shared: int, nb: int, nwr: int,
+        counts: Any, off: Any, entries: Any, total: int, maxcnt: int,
+    ) -> None:  # fmt: skip
+        self.cw, self.nw, self.shared, self.nb, self.nwr = cw, nw, shared, nb, nwr
+        self.counts, self.off, self.entries = counts, off, entries
+        self.total, self.maxcnt = total, maxcnt
 
 
 class _Module:
@@ -348,8 +375,12 @@ class CudaBackend(FrKernels):
         # products per bucket). Env CUZK_MSM_SEG.
         self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
         # first-level bucket sums in fixed chunks of the sorted entries across bucket
-        # boundaries (no short last task per bucket); opt-in until timed. Env CUZK_MSM_FLAT=1.
-        self.msm_flat = os.environ.get("CUZK_MSM_FLAT", "0") == "1"
+        # boundaries (no short last task per bucket): None when skewed (_flat_pays), or always
+        # / never. Env CUZK_MSM_FLAT=1 / 0.
+        flat = os.environ.get("CUZK_MSM_FLAT", "")
+        self.msm_flat: bool | None = None if flat == "" else flat == "1"
+        # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
+        self.msm_share_sort = True
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -540,39 +571,33 @@ class CudaBackend(FrKernels):
         upload again. For benchmarks that load key after key on one device."""
         self._resident.clear()
 
-    def _msm(self, c: Curve, group: int, points: Any, scalars: Any) -> Any:
-        fw = c.limbs * group  # words per coordinate
-        shape = (2, c.limbs) if group == 1 else (2, 2, c.limbs)
-        n = int(scalars.shape[0]) if scalars.ndim else 0
-        if int(points.shape[0]) != n:
-            raise ValueError(f"{points.shape[0]} points but {n} scalars")
-        if n == 0:
-            return cp.zeros(shape, dtype=cp.uint64)
-        if n >= 1 << 31:
-            raise ValueError("MSM larger than 2^31 points")
+    def _table_of(self, points: Any, n: int) -> _Table | None:
+        """points' window tables when built for n rows (and msm_tables is on)."""
         tab = self._tables.get(id(points)) if self.msm_tables else None
-        if tab is not None and (tab.owner() is not points or tab.n != n):
-            tab = None
-        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        sc = self.to_device(scalars).reshape(n, 4)
-        mod = self.module(c, "msm", group)
+        if tab is None or tab.owner() is not points or tab.n != n:
+            return None
+        return tab
+
+    def _windows(self, c: Curve, group: int, n: int, tab: _Table | None) -> tuple[int, ...]:
+        """(c, windows, shared, buckets, window sums) of an MSM over n scalars."""
         bits = c.fr_r_bits
         if tab is not None:
             # One bucket set for all windows, entries name table rows; no Horner at the end.
-            cw, nw, shared, src = tab.c, tab.nw, 1, tab.table
-            nb, nwr = 1 << (cw - 1), 1
-        else:
-            cw = int(os.environ.get("CUZK_MSM_WINDOW", "0")) or choose_window(n, bits, group)
-            nw = bits // cw + 1
-            shared, src, nb, nwr = 0, pts, nw << (cw - 1), nw
-            if nw * n >= 1 << 32:
-                raise ValueError("MSM too large for 32-bit bucket offsets")
-        M = 1 << (cw - 1)
-        xw = 4 * fw  # words per XYZZ point
-        marks = _Marks(self.msm_profile is not None)
+            return tab.c, tab.nw, 1, 1 << (tab.c - 1), 1
+        cw = int(os.environ.get("CUZK_MSM_WINDOW", "0")) or choose_window(n, bits, group)
+        nw = bits // cw + 1
+        if nw * n >= 1 << 32:
+            raise ValueError("MSM too large for 32-bit bucket offsets")
+        return cw, nw, 0, nw << (cw - 1), nw
+
+    def _sort_digits(
+        self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks
+    ) -> _Digits:
+        """Counting sort of the scalars' signed digits by bucket (histogram, scan, scatter)."""
+        cw, nw, shared, nb, nwr = windows
         counts = cp.zeros(nb, dtype=cp.uint32)
         mod["msm_histogram"](
-            _grid(n), (_BLOCK,), (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), counts)
+            _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), counts)
         )
         marks("histogram")
         off = cp.zeros(nb + 1, dtype=cp.uint32)
@@ -582,39 +607,69 @@ class CudaBackend(FrKernels):
         cursor = off[:nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
         mod["msm_scatter"](
-            _grid(n),
-            (_BLOCK,),
-            (pts, sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries),
+            _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries)
         )
         marks("scatter")
+        return _Digits(cw, nw, shared, nb, nwr, counts, off, entries, total, maxcnt)
+
+    def _msm(self, c: Curve, group: int, points: Any, scalars: Any) -> Any:
+        fw = c.limbs * group  # words per coordinate
+        n = int(scalars.shape[0]) if scalars.ndim else 0
+        if int(points.shape[0]) != n:
+            raise ValueError(f"{points.shape[0]} points but {n} scalars")
+        if n == 0:
+            return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
+        if n >= 1 << 31:
+            raise ValueError("MSM larger than 2^31 points")
+        tab = self._table_of(points, n)
+        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
+        sc = self.to_device(scalars).reshape(n, 4)
+        mod = self.module(c, "msm", group)
+        marks = _Marks(self.msm_profile is not None)
+        dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, tab), marks)
+        src = tab.table if tab is not None else pts
+        return self._bucket_sums(c, group, mod, src, dg, 0, marks, n)
+
+    def _bucket_sums(
+        self, c: Curve, group: int, mod: _Module, src: Any, dg: _Digits, skip: int,
+        marks: _Marks, n: int,
+    ) -> Any:  # fmt: skip
+        """The MSM from sorted digits: bucket sums over src's rows (entry row − skip; rows
+        below skip add nothing), Σ k·B_k per window, the windows combined (affine result)."""
+        fw = c.limbs * group
+        xw = 4 * fw  # words per XYZZ point
+        nb, M = dg.nb, 1 << (dg.cw - 1)
+        off, counts, maxcnt, total = dg.off, dg.counts, dg.maxcnt, dg.total
         # Affine rounds paid off only when one bucket holds a large share of all entries (the
         # ones of a mostly-binary witness: 2^26 131 -> 120 ms on the H200); on uniform scalars
         # their extra memory passes cost more than the products they save (2^24 161 -> 166 ms;
         # 2^26 598 -> 612 ms, where the short top window alone made the buckets look skewed).
         if self.msm_affine_rounds > 0 and _affine_pays(maxcnt, total, nb, self.msm_affine_min):
             src, ents, off, counts, maxcnt = self._affine_rounds(
-                mod, fw, src, entries, off, counts, maxcnt, nb
+                mod, fw, src, dg.entries, skip, off, counts, maxcnt, nb
             )
+            skip = 0
             marks("affine")
         else:
-            ents = entries
+            ents = dg.entries
         buckets = cp.empty((nb, xw), dtype=cp.uint64)
         T = int(os.environ.get("CUZK_MSM_CHUNK", "0")) or _CHUNK_T
         if maxcnt <= T:
             mod["msm_acc_entries_buckets"](
-                _grid(nb), (_BLOCK,), (src, ents, off, _u32(nb), buckets)
+                _grid(nb), (_BLOCK,), (src, ents, _u32(skip), off, _u32(nb), buckets)
             )
         else:
             # Chunked sums until every bucket has one partial; heavy buckets (scalars 1 of a
             # mostly-binary witness) become many parallel tasks instead of one long thread.
             items, first = None, True
-            acc_entries = "msm_acc_entries_tasks"
+            use_flat = self.msm_flat
+            if use_flat is None:
+                use_flat = _flat_pays(maxcnt, total, nb)
+            acc_entries = "msm_acc_entries_flat" if use_flat else "msm_acc_entries_tasks"
             if self.msm_sum == "inl":
                 acc_entries += "_inl"
-            if self.msm_flat:
-                acc_entries = acc_entries.replace("_tasks", "_flat")
             while maxcnt > T:
-                flat = first and self.msm_flat
+                flat = first and use_flat
                 if flat:  # partials per bucket: the T-chunks of the whole list it overlaps
                     lo, hi = off[:-1], off[1:]
                     ntasks = ((hi > lo) * ((hi - 1) // T - lo // T + 1)).astype(cp.uint32)
@@ -627,7 +682,8 @@ class CudaBackend(FrKernels):
                 if first:
                     ab = self.msm_acc_block
                     grid = _grid((total + T - 1) // T if flat else nt, ab)
-                    mod[acc_entries](grid, (ab,), (src, ents, off, toff, _u32(nb), _u32(T), part))
+                    args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(T), part)
+                    mod[acc_entries](grid, (ab,), args)
                 else:
                     mod["msm_acc_items_tasks"](
                         _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
@@ -640,14 +696,74 @@ class CudaBackend(FrKernels):
         # Σ k·B_k per window (latency-bound: few threads, long add sequences). A reduction in
         # levels without scalar multiplications (running sums of the segment sums) was slower
         # on the H200: 4.2 vs 2.3 ms at 2^19 buckets (NOTES, GPU round 4).
-        seg = self._weighted_segments(mod, buckets, M, nwr, xw)
+        seg = self._weighted_segments(mod, buckets, M, dg.nwr, xw)
         marks("reduce")
-        out = cp.empty(shape, dtype=cp.uint64)
-        mod["msm_finish"]((1,), (1,), (seg, _u32(nwr), _i32(cw), out))
+        out = cp.empty(_point_shape(c, group), dtype=cp.uint64)
+        mod["msm_finish"]((1,), (1,), (seg, _u32(dg.nwr), _i32(dg.cw), out))
         marks("finish")
         if self.msm_profile is not None:
-            self.msm_profile.append({"n": n, "table": tab is not None, "c": cw, **marks.times()})
+            self.msm_profile.append({"n": n, "table": bool(dg.shared), "c": dg.cw, **marks.times()})
         return out
+
+    def g1_msm_tasks(
+        self, curve: Curve | str, point_sets: Sequence[Any], scalars: Any
+    ) -> list[Callable[[], Any]]:
+        """One callable per base array P_j giving Σ s·P over it, P_j paired with the last
+        len(P_j) scalars (a proof's A, B₁ and L over one witness), for run_concurrently.
+
+        When every array has window tables of one shape, or none has any, the digits are
+        sorted once: by whichever callable runs first, the others waiting for it (host lock,
+        then a CUDA event on their own stream), each skipping the rows before its own array.
+        Otherwise each callable is a plain g1_msm."""
+        c = get_curve(curve)
+        n = int(scalars.shape[0]) if scalars.ndim else 0
+        for pts in point_sets:
+            if int(pts.shape[0]) > n:
+                raise ValueError(f"{pts.shape[0]} points but {n} scalars")
+        tabs = [self._table_of(p, int(p.shape[0])) for p in point_sets]
+        kinds = {(t.c, t.nw) if t is not None else None for t in tabs}
+        nw_rows = tabs[0].nw if tabs and tabs[0] is not None else 1
+
+        def alone(pts: Any) -> Callable[[], Any]:
+            return lambda: self.g1_msm(c, pts, scalars[n - int(pts.shape[0]) :])
+
+        if not self.msm_share_sort or len(point_sets) < 2 or len(kinds) != 1 or n == 0:
+            return [alone(p) for p in point_sets]
+        if n * nw_rows >= 1 << 31:  # entries hold the row below the sign bit
+            return [alone(p) for p in point_sets]
+        fw = c.limbs
+        windows = self._windows(c, 1, n, tabs[0])
+        sc = self.to_device(scalars).reshape(n, 4)
+        mod = self.module(c, "msm", 1)
+        lock, made = threading.Lock(), []
+
+        def digits(marks: _Marks) -> _Digits:
+            with lock:
+                if not made:
+                    dg = self._sort_digits(mod, sc, n, windows, marks)
+                    ev = cp.cuda.Event(disable_timing=True)
+                    ev.record()
+                    made.append((dg, ev))
+            dg, ev = made[0]
+            cp.cuda.get_current_stream().wait_event(ev)
+            return dg
+
+        def task(pts: Any, tab: _Table | None) -> Callable[[], Any]:
+            m = int(pts.shape[0])
+
+            def run() -> Any:
+                if m == 0:
+                    return self._out(scalars, cp.zeros(_point_shape(c, 1), dtype=cp.uint64))
+                marks = _Marks(self.msm_profile is not None)
+                dg = digits(marks)
+                src = tab.table if tab is not None else self.to_device(pts, keep=m >= _KEEP_MIN)
+                src = src.reshape(-1, 2 * fw)
+                out = self._bucket_sums(c, 1, mod, src, dg, (n - m) * nw_rows, marks, m)
+                return self._out(scalars, out)
+
+            return run
+
+        return [task(p, t) for p, t in zip(point_sets, tabs, strict=True)]
 
     def _weighted_segments(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
         """(nw, xw): Σ_k (k+1)·B_k per window. Segments of S buckets, each adding lo·(its sum)
@@ -676,6 +792,7 @@ class CudaBackend(FrKernels):
         fw: int,
         src: Any,
         entries: Any,
+        skip: int,
         off: Any,
         counts: Any,
         maxcnt: int,
@@ -683,7 +800,7 @@ class CudaBackend(FrKernels):
     ) -> tuple[Any, Any, Any, Any, int]:
         """Batch-affine rounds over the sorted bucket entries: returns the new item source
         (contiguous affine points; entries become null), offsets, counts and largest count.
-        Stops early when a round's buffers would not fit in free device memory."""
+        The first round reads rows entry − skip of src (none below skip). Stops early when a round's buffers would not fit in free device memory."""
         K, pw = _AFF_K, 2 * fw
         ents: Any = entries
         for _ in range(self.msm_affine_rounds):
@@ -698,12 +815,12 @@ class CudaBackend(FrKernels):
             if need + (1 << 30) > _free_device_bytes():
                 break
             tp = cp.empty((m, fw), dtype=cp.uint64)
-            args = (src, ents, off, out_off, _u32(nb), _u32(total), _u32(K), _u32(m))
+            args = (src, ents, _u32(skip), off, out_off, _u32(nb), _u32(total), _u32(K), _u32(m))
             mod["msm_aff_fwd"](_grid(m, 128), (128,), args + (tp,))
             self._batch_inverse(mod, tp, m, fw)
             out = cp.empty((total, pw), dtype=cp.uint64)
             mod["msm_aff_bwd"](_grid(m, 128), (128,), args + (tp, out))
-            src, ents, off, counts = out, _NULL, out_off, oc
+            src, ents, skip, off, counts = out, _NULL, 0, out_off, oc
             maxcnt = (maxcnt + 1) // 2
         return src, ents, off, counts, maxcnt
 

@@ -200,13 +200,20 @@ def kernels(
             h = qap.compute_h(curve, syn.a, syn.b, syn.c, pk.h_convention, len(pk.h_g1), be)
         return h, msm(pk.h_g1, h)
 
-    # h then its MSM is the longest chain: first, so it starts first.
-    tasks: list[Any] = [
-        h_part,
-        lambda: msm(pk.a_g1, w),
-        lambda: msm(pk.b_g1, w),
-        lambda: msm(pk.l_g1, w[pk.n_public + 1 :]),
-    ]
+    # h then its MSM is the longest chain: first, so it starts first. A, B₁ and L share the
+    # witness as scalars (L its aux part, the last len(L) values): a device backend sorts their
+    # digits once (g1_msm_tasks).
+    tasks: list[Any] = [h_part]
+    shared = getattr(be, "g1_msm_tasks", None) if device else None
+    if shared is not None and len(pk.l_g1) == len(w) - pk.n_public - 1:
+        for f in shared(curve, [pk.a_g1, pk.b_g1, pk.l_g1], w):
+            tasks.append(lambda f=f: _host(f()))
+    else:
+        tasks += [
+            lambda: msm(pk.a_g1, w),
+            lambda: msm(pk.b_g1, w),
+            lambda: msm(pk.l_g1, w[pk.n_public + 1 :]),
+        ]
     if g2:
         tasks.append(lambda: msm(pk.b_g2, w, 2))
     run = getattr(be, "run_concurrently", None)

@@ -63,11 +63,11 @@ static int run(FILE* in, FILE* out, const uint32_t* h) {
         const uint32_t m = (total + K - 1) / K;
         std::vector<uint64_t> tp((size_t)m * W), nxt((size_t)total * 2 * W);
         for (uint32_t t = 0; t < m; t++)
-            aff_round_fwd_body<F>(t, base, ent, in_off.data(), out_off.data(), nb, total, K,
+            aff_round_fwd_body<F>(t, base, ent, 0, in_off.data(), out_off.data(), nb, total, K,
                                   tp.data());
         batch_inverse<F>(tp.data(), m, G, top);
         for (uint32_t t = 0; t < m; t++)
-            aff_round_bwd_body<F>(t, base, ent, in_off.data(), out_off.data(), nb, total, K,
+            aff_round_bwd_body<F>(t, base, ent, 0, in_off.data(), out_off.data(), nb, total, K,
                                   tp.data(), nxt.data());
         cur.swap(nxt);
         base = cur.data();

@@ -76,7 +76,7 @@ __device__ __forceinline__ int window_digit(const uint64_t* s, int w, int c, int
 // bucket (0, 1), whose chunks are summed in parallel like a batch addition.
 
 // Bucket key of digit d of window w: one bucket set per window, or (shared, with precomputed
-// window tables) one set for all windows, the entry then naming table row w·n + i.
+// window tables) one set for all windows, the entry then naming table row i·nw + w.
 __device__ __forceinline__ uint32_t bucket_key(int w, int d, uint32_t M, int shared) {
     uint32_t mag = d < 0 ? -d : d;
     return (shared ? 0u : (uint32_t)w * M) + mag - 1;
@@ -97,13 +97,12 @@ __device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key)
     return base + rank;
 }
 
-// f(w, d) for every non-zero signed digit d (window w) of scalar i; nothing for an infinity
-// base (it adds nothing).
-template <class F, class Fn>
-__device__ __forceinline__ void for_each_digit(const uint64_t* points, const uint64_t* scalars,
-                                               uint32_t i, int c, int nw, Fn f) {
-    constexpr int PW = 2 * sizeof(F) / 8;
-    if (raw_is_zero<F>(points + (size_t)i * PW)) return;
+// f(w, d) for every non-zero signed digit d (window w) of scalar i. The sort reads no points:
+// the sums skip infinity (add_entry), so one sort serves every base array over the same
+// scalars (CudaBackend.g1_msm_tasks).
+template <class Fn>
+__device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t i, int c, int nw,
+                                               Fn f) {
     uint64_t s[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) s[k] = scalars[4 * (size_t)i + k];
@@ -115,25 +114,25 @@ __device__ __forceinline__ void for_each_digit(const uint64_t* points, const uin
 }
 
 template <class C, int G>
-__global__ void msm_histogram(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                              int nw, int shared, uint32_t* counts) {
+__global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
+                              uint32_t* counts) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t M = 1u << (c - 1);
-    for_each_digit<typename GroupOf<C, G>::F>(points, scalars, i, c, nw, [&](int w, int d) {
+    for_each_digit(scalars, i, c, nw, [&](int w, int d) {
         warp_atomic_inc(counts, bucket_key(w, d, M, shared));
     });
 }
 
 template <class C, int G>
-__global__ void msm_scatter(const uint64_t* points, const uint64_t* scalars, uint32_t n, int c,
-                            int nw, int shared, uint32_t* cursor, uint32_t* entries) {
+__global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
+                            uint32_t* cursor, uint32_t* entries) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t M = 1u << (c - 1);
-    for_each_digit<typename GroupOf<C, G>::F>(points, scalars, i, c, nw, [&](int w, int d) {
+    for_each_digit(scalars, i, c, nw, [&](int w, int d) {
         const uint32_t pos = warp_atomic_inc(cursor, bucket_key(w, d, M, shared));
-        const uint32_t row = shared ? (uint32_t)w * n + i : i;
+        const uint32_t row = shared ? i * (uint32_t)nw + w : i;
         entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
     });
 }
@@ -149,16 +148,19 @@ __device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, 
     return lo;
 }
 
-// acc += the point of sorted entry k (its sign in the top bit).
+// acc += the point of sorted entry k (its sign in the top bit): row (entry - skip) of points,
+// nothing for an entry below skip (a sort over longer scalars: CudaBackend.g1_msm_tasks) or
+// an infinity row. entries null: the items are contiguous affine points (batch-affine
+// rounds' output, skip 0).
 template <class F, bool INL>
 __device__ __forceinline__ void add_entry(Xyzz<F>& acc, const uint64_t* points,
-                                          const uint32_t* entries, uint32_t k) {
+                                          const uint32_t* entries, uint32_t skip, uint32_t k) {
     constexpr int PW = 2 * sizeof(F) / 8;
-    // entries null: the items are contiguous affine points (batch-affine rounds' output),
-    // which may be infinity.
-    uint32_t e = entries ? entries[k] : k;
-    const uint64_t* p = points + (size_t)(e & 0x7fffffffu) * PW;
-    if (!entries && raw_is_zero<F>(p)) return;
+    const uint32_t e = entries ? entries[k] : k;
+    const uint32_t row = e & 0x7fffffffu;
+    if (row < skip) return;
+    const uint64_t* p = points + (size_t)(row - skip) * PW;
+    if (raw_is_zero<F>(p)) return;
     // Limb loads here: 16-byte loads through a local copy slowed the G2 MSM by 1.3x on
     // the H200 (the Fq2 point went through local memory) and did not help G1.
     F x = F::from_raw(p);
@@ -170,9 +172,9 @@ __device__ __forceinline__ void add_entry(Xyzz<F>& acc, const uint64_t* points,
 
 template <class F, bool INL>
 __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uint32_t* entries,
-                                               uint32_t begin, uint32_t end) {
+                                               uint32_t skip, uint32_t begin, uint32_t end) {
     Xyzz<F> acc = xyzz_inf<F>();
-    for (uint32_t k = begin; k < end; k++) add_entry<F, INL>(acc, points, entries, k);
+    for (uint32_t k = begin; k < end; k++) add_entry<F, INL>(acc, points, entries, skip, k);
     return acc;
 }
 
@@ -187,7 +189,7 @@ __device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begi
 // (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
 template <class C, int G, bool INL>
 __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
-                                                  const uint32_t* bucket_off,
+                                                  uint32_t skip, const uint32_t* bucket_off,
                                                   const uint32_t* task_off, uint32_t nb,
                                                   uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
@@ -196,7 +198,7 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     uint32_t b = find_slot(task_off, nb, t);
     uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
     uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, begin, end);
+    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, skip, begin, end);
 }
 
 // Flat chunks (CudaBackend.msm_flat): thread t sums entries [tT, tT + T) of the bucket-sorted
@@ -208,7 +210,7 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
 // warp's threads that cross a bucket end apart from the others, 1.75x slower on the H200.
 template <class C, int G, bool INL>
 __device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                                 const uint32_t* bucket_off,
+                                                 uint32_t skip, const uint32_t* bucket_off,
                                                  const uint32_t* part_off, uint32_t nb,
                                                  uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
@@ -228,23 +230,25 @@ __device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const u
             while (bucket_off[b + 1] == k);  // empty buckets start where the next one does
             next = bucket_off[b + 1];
         }
-        add_entry<F, INL>(acc, points, entries, k);
+        add_entry<F, INL>(acc, points, entries, skip, k);
     }
     o[part_off[b] + t - bucket_off[b] / T] = acc;
 }
 
 template <class C, int G>
 __global__ void msm_acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                     const uint32_t* bucket_off, const uint32_t* part_off,
+                                     uint32_t skip, const uint32_t* bucket_off,
+                                     const uint32_t* part_off,
                                      uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, false>(points, entries, bucket_off, part_off, nb, T, out);
+    acc_entries_flat<C, G, false>(points, entries, skip, bucket_off, part_off, nb, T, out);
 }
 
 template <class C, int G>
 __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
-                                      const uint32_t* bucket_off, const uint32_t* task_off,
+                                      uint32_t skip, const uint32_t* bucket_off,
+                                      const uint32_t* task_off,
                                       uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, false>(points, entries, bucket_off, task_off, nb, T, out);
+    acc_entries_tasks<C, G, false>(points, entries, skip, bucket_off, task_off, nb, T, out);
 }
 
 // G1's hot bucket-sum kernel at two resident blocks of 256 per SM: the compiler's 156
@@ -256,16 +260,18 @@ __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* en
 
 template <class C, int G>
 __global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
-                                          const uint32_t* bucket_off, const uint32_t* task_off,
+                                          uint32_t skip, const uint32_t* bucket_off,
+                                          const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, true>(points, entries, bucket_off, task_off, nb, T, out);
+    acc_entries_tasks<C, G, true>(points, entries, skip, bucket_off, task_off, nb, T, out);
 }
 
 template <class C, int G>
 __global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
-                                          const uint32_t* bucket_off, const uint32_t* part_off,
+                                          uint32_t skip, const uint32_t* bucket_off,
+                                          const uint32_t* part_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, true>(points, entries, bucket_off, part_off, nb, T, out);
+    acc_entries_flat<C, G, true>(points, entries, skip, bucket_off, part_off, nb, T, out);
 }
 
 template <class C, int G>
@@ -285,12 +291,13 @@ __global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucke
 // One thread per bucket: the whole (short) slice; empty buckets become infinity.
 template <class C, int G>
 __global__ void msm_acc_entries_buckets(const uint64_t* points, const uint32_t* entries,
-                                        const uint32_t* bucket_off, uint32_t nb, uint64_t* out) {
+                                        uint32_t skip, const uint32_t* bucket_off, uint32_t nb,
+                                        uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nb) return;
     reinterpret_cast<Xyzz<F>*>(out)[b] =
-        sum_entries<F, false>(points, entries, bucket_off[b], bucket_off[b + 1]);
+        sum_entries<F, false>(points, entries, skip, bucket_off[b], bucket_off[b + 1]);
 }
 
 template <class C, int G>
@@ -370,23 +377,24 @@ __global__ void xyzz_sum_affine(const uint64_t* items, uint32_t n, uint64_t* out
 __device__ __forceinline__ uint32_t global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 template <class C, int G>
-__global__ void msm_aff_fwd(const uint64_t* base, const uint32_t* entries, const uint32_t* in_off,
-                            const uint32_t* out_off, uint32_t nb, uint32_t total, uint32_t K,
-                            uint32_t m, uint64_t* tp) {
+__global__ void msm_aff_fwd(const uint64_t* base, const uint32_t* entries, uint32_t skip,
+                            const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
+                            uint32_t total, uint32_t K, uint32_t m, uint64_t* tp) {
     const uint32_t t = global_id();
     if (t < m)
-        aff_round_fwd_body<typename GroupOf<C, G>::F>(t, base, entries, in_off, out_off, nb,
-                                                      total, K, tp);
+        aff_round_fwd_body<typename GroupOf<C, G>::F>(t, base, entries, skip, in_off, out_off,
+                                                      nb, total, K, tp);
 }
 
 template <class C, int G>
-__global__ void msm_aff_bwd(const uint64_t* base, const uint32_t* entries, const uint32_t* in_off,
-                            const uint32_t* out_off, uint32_t nb, uint32_t total, uint32_t K,
-                            uint32_t m, const uint64_t* tinv, uint64_t* out) {
+__global__ void msm_aff_bwd(const uint64_t* base, const uint32_t* entries, uint32_t skip,
+                            const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
+                            uint32_t total, uint32_t K, uint32_t m, const uint64_t* tinv,
+                            uint64_t* out) {
     const uint32_t t = global_id();
     if (t < m)
-        aff_round_bwd_body<typename GroupOf<C, G>::F>(t, base, entries, in_off, out_off, nb,
-                                                      total, K, tinv, out);
+        aff_round_bwd_body<typename GroupOf<C, G>::F>(t, base, entries, skip, in_off, out_off,
+                                                      nb, total, K, tinv, out);
 }
 
 template <class C, int G>
@@ -409,7 +417,7 @@ __global__ void msm_aff_inv_expand(uint64_t* vals, uint32_t n, uint32_t Gs, cons
     if (j < m) aff_inv_expand_body<typename GroupOf<C, G>::F>(j, vals, n, Gs, ginv);
 }
 
-// Precomputed window tables for a fixed set of bases (a proving key's query): row w·n + i holds
+// Precomputed window tables for a fixed set of bases (a proving key's query): row i·nw + w holds
 // 2^(c·w)·P_i in affine Montgomery form (zeros for infinity), so an MSM over these bases sums
 // every window's digits into one bucket set and needs no doublings between windows. One
 // thread per base: c doublings per window in XYZZ, then one inversion for all its rows
@@ -427,7 +435,7 @@ __global__ void msm_table_build(const uint64_t* points, uint32_t n, int c, int n
     const uint64_t* src = points + (size_t)i * PW;
     if (raw_is_zero<F>(src)) {
         for (int w = 0; w < nw; w++) {
-            uint64_t* dst = table + ((size_t)w * n + i) * PW;
+            uint64_t* dst = table + ((size_t)i * nw + w) * PW;
             for (int k = 0; k < PW; k++) dst[k] = 0;
         }
         return;
@@ -442,7 +450,7 @@ __global__ void msm_table_build(const uint64_t* points, uint32_t n, int c, int n
     for (int w = 0; w < nw; w++) {
         if (w)
             for (int k = 0; k < c; k++) acc = xyzz_dbl(acc);
-        uint64_t* dst = table + ((size_t)w * n + i) * PW;
+        uint64_t* dst = table + ((size_t)i * nw + w) * PW;
         acc.X.to_raw(dst);  // X, Y for now; scaled to affine below
         acc.Y.to_raw(dst + W);
         zz[w] = acc.ZZ;
@@ -454,7 +462,7 @@ __global__ void msm_table_build(const uint64_t* points, uint32_t n, int c, int n
     }
     F inv = run.inv();  // 1 / Π ZZ·ZZZ
     for (int w = nw - 1; w >= 0; w--) {
-        uint64_t* dst = table + ((size_t)w * n + i) * PW;
+        uint64_t* dst = table + ((size_t)i * nw + w) * PW;
         if (zz[w].is_zero()) {
             for (int k = 0; k < PW; k++) dst[k] = 0;
             continue;

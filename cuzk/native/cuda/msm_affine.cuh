@@ -28,6 +28,7 @@ enum : int { PAIR_ADD = 0, PAIR_DBL = 1, PAIR_COPY0 = 2, PAIR_COPY1 = 3, PAIR_IN
 template <class F>
 CUZK_HD bool aff_is_inf(const uint64_t* q) {
     constexpr int PW = 2 * sizeof(F) / 8;
+    if (!q) return true;  // an entry below skip (aff_item)
     uint64_t acc = 0;
     for (int i = 0; i < PW; i++) acc |= q[i];
     return acc == 0;
@@ -44,14 +45,16 @@ CUZK_HD uint32_t aff_find_slot(const uint32_t* off, uint32_t nb, uint32_t t) {
     return lo;
 }
 
-// Row of input item k: entries[k] (sign in bit 31) or k itself.
+// Row of input item k: entries[k] (sign in bit 31) less skip, or k itself; null (infinity)
+// for an entry below skip (a sort over longer scalars, as in kernels.cu's add_entry).
 template <class F>
-CUZK_HD const uint64_t* aff_item(const uint64_t* base, const uint32_t* entries, uint32_t k,
-                                 bool& neg) {
+CUZK_HD const uint64_t* aff_item(const uint64_t* base, const uint32_t* entries, uint32_t skip,
+                                 uint32_t k, bool& neg) {
     constexpr int PW = 2 * sizeof(F) / 8;
     uint32_t e = entries ? entries[k] : k;
     neg = entries && (e >> 31);
-    return base + (size_t)(e & 0x7fffffffu) * PW;
+    const uint32_t row = e & 0x7fffffffu;
+    return row < skip ? nullptr : base + (size_t)(row - skip) * PW;
 }
 
 // One pair of a round: inputs q0 (and q1 when has1). Sets the denominator d (1 when none is
@@ -128,7 +131,7 @@ CUZK_HD void aff_pair_of(const uint32_t* in_off, const uint32_t* out_off, uint32
 
 template <class F>
 CUZK_HD void aff_round_fwd_body(uint32_t t, const uint64_t* base, const uint32_t* entries,
-                                const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
+                                uint32_t skip, const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
                                 uint32_t total, uint32_t K, uint64_t* tp) {
     constexpr int W = sizeof(F) / 8;
     const uint32_t o0 = t * K;
@@ -140,8 +143,8 @@ CUZK_HD void aff_round_fwd_body(uint32_t t, const uint64_t* base, const uint32_t
         uint32_t p0;
         bool has1, n0, n1 = false;
         aff_pair_of(in_off, out_off, b, o, p0, has1);
-        const uint64_t* q0 = aff_item<F>(base, entries, p0, n0);
-        const uint64_t* q1 = has1 ? aff_item<F>(base, entries, p0 + 1, n1) : q0;
+        const uint64_t* q0 = aff_item<F>(base, entries, skip, p0, n0);
+        const uint64_t* q1 = has1 ? aff_item<F>(base, entries, skip, p0 + 1, n1) : q0;
         F d;
         aff_pair_kind<F>(q0, n0, q1, n1, has1, d);
         prod = prod * d;
@@ -153,7 +156,7 @@ CUZK_HD void aff_round_fwd_body(uint32_t t, const uint64_t* base, const uint32_t
 // prefix products, then walks back: 1/d_i = (1/(d_0..d_i)) · (d_0..d_{i-1}).
 template <class F>
 CUZK_HD void aff_round_bwd_body(uint32_t t, const uint64_t* base, const uint32_t* entries,
-                                const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
+                                uint32_t skip, const uint32_t* in_off, const uint32_t* out_off, uint32_t nb,
                                 uint32_t total, uint32_t K, const uint64_t* tinv,
                                 uint64_t* out) {
     constexpr int W = sizeof(F) / 8;
@@ -172,8 +175,8 @@ CUZK_HD void aff_round_bwd_body(uint32_t t, const uint64_t* base, const uint32_t
         while (out_off[b + 1] <= o) b++;
         bool n0, n1 = false;
         aff_pair_of(in_off, out_off, b, o, pos[i], two[i]);
-        const uint64_t* q0 = aff_item<F>(base, entries, pos[i], n0);
-        const uint64_t* q1 = two[i] ? aff_item<F>(base, entries, pos[i] + 1, n1) : q0;
+        const uint64_t* q0 = aff_item<F>(base, entries, skip, pos[i], n0);
+        const uint64_t* q1 = two[i] ? aff_item<F>(base, entries, skip, pos[i] + 1, n1) : q0;
         kind[i] = aff_pair_kind<F>(q0, n0, q1, n1, two[i], dd[i]);
         pre[i] = prod;
         prod = prod * dd[i];
@@ -183,8 +186,8 @@ CUZK_HD void aff_round_bwd_body(uint32_t t, const uint64_t* base, const uint32_t
         const F di = inv * pre[i];  // 1 / d_i
         inv = inv * dd[i];
         bool n0, n1 = false;
-        const uint64_t* q0 = aff_item<F>(base, entries, pos[i], n0);
-        const uint64_t* q1 = two[i] ? aff_item<F>(base, entries, pos[i] + 1, n1) : q0;
+        const uint64_t* q0 = aff_item<F>(base, entries, skip, pos[i], n0);
+        const uint64_t* q1 = two[i] ? aff_item<F>(base, entries, skip, pos[i] + 1, n1) : q0;
         aff_pair_result<F>(kind[i], q0, n0, q1, n1, di, out + (size_t)(o0 + i) * PW);
     }
 }
