@@ -354,8 +354,17 @@ __device__ __forceinline__ void tile_stages(const SmTile<Fr>& sm, const uint64_t
 // bitrev(i)) or in the store (pre = 0; e = i); the Groth16 pointwise out = (pa·pb − x)·zinv in
 // the store (pa, zinv may be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix
 // picks the instantiation.
+// Occupancy experiments (NVRTC -D options): CUZK_NTT_R4_MIN_BLOCKS=k bounds the radix-4 tile's
+// registers so k blocks of 128 threads are resident per SM (116 registers allow 4).
+#ifdef CUZK_NTT_R4_MIN_BLOCKS
+#define CUZK_NTT_TILE_BOUNDS \
+    __launch_bounds__(RADIX == 4 ? 128 : 256, RADIX == 4 ? CUZK_NTT_R4_MIN_BLOCKS : 1)
+#else
+#define CUZK_NTT_TILE_BOUNDS
+#endif
+
 template <class C, int RADIX>
-__global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
+__global__ void CUZK_NTT_TILE_BOUNDS ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
                          int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
                          int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
                          int pre, int erev, const uint64_t* pa, const uint64_t* pb,

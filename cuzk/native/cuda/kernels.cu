@@ -253,13 +253,17 @@ __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* en
 
 // G1's hot bucket-sum kernel at two resident blocks of 256 per SM: the compiler's 156
 // registers allowed one; capped at 128 (a few spilled words) it ran 2^24 in 118 instead of 128 ms
-// on the H200. CUZK_ACC_MIN_BLOCKS (an NVRTC -D option) overrides; G2 is left unbounded.
+// on the H200. CUZK_ACC_MIN_BLOCKS / CUZK_ACC_THREADS (NVRTC -D options; the block size must
+// then match CudaBackend.msm_acc_block) override; G2 is left unbounded.
 #ifndef CUZK_ACC_MIN_BLOCKS
 #define CUZK_ACC_MIN_BLOCKS 2
 #endif
+#ifndef CUZK_ACC_THREADS
+#define CUZK_ACC_THREADS 256
+#endif
 
 template <class C, int G>
-__global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
@@ -267,7 +271,7 @@ __global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc
 }
 
 template <class C, int G>
-__global__ void __launch_bounds__(256, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* part_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
