@@ -274,7 +274,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, tN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -340,17 +340,24 @@ def main() -> None:
         )
 
     modes = [m for m in args.msm_sum.split(",") if m]
+    chunk0 = os.environ.get("CUZK_MSM_CHUNK")
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
         # batch-affine rounds), auto (the defaults), bN (N threads per bucket-sum block),
         # sN (N buckets per thread in the first reduction level), flat / noflat (fixed-size
         # chunks across bucket boundaries in the first bucket-sum level always / never; by
-        # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM)
+        # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
+        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
+        os.environ.pop("CUZK_MSM_CHUNK", None)
+        if chunk0 is not None:
+            os.environ["CUZK_MSM_CHUNK"] = chunk0
         for tok in m.split("+"):
-            if tok[:1] == "b" and tok[1:].isdigit():
+            if tok[:1] == "t" and tok[1:].isdigit():
+                os.environ["CUZK_MSM_CHUNK"] = tok[1:]
+            elif tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
             elif tok[:1] == "s" and tok[1:].isdigit():
                 gpu.msm_seg = int(tok[1:])
