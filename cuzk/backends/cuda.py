@@ -800,7 +800,8 @@ class CudaBackend(FrKernels):
     ) -> tuple[Any, Any, Any, Any, int]:
         """Batch-affine rounds over the sorted bucket entries: returns the new item source
         (contiguous affine points; entries become null), offsets, counts and largest count.
-        The first round reads rows entry − skip of src (none below skip). Stops early when a round's buffers would not fit in free device memory."""
+        The first round reads rows entry − skip of src (none below skip). Stops early when a
+        round's buffers would not fit in free device memory."""
         K, pw = _AFF_K, 2 * fw
         ents: Any = entries
         for _ in range(self.msm_affine_rounds):
