@@ -568,19 +568,25 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
     assert backend.launched["msm_acc_entries_buckets"]
 
 
-def test_msm_tasks_without_a_common_shape(backend, cpu, rng, monkeypatch):
-    """Tables on one array only, or msm_share_sort off: one sort per array, same results."""
+def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
+    """Tables on A and L but not on B (as when B's table did not fit): A and L share a sort,
+    B sorts alone; one array alone in its kind, or msm_share_sort off: one sort each. Same
+    results every time."""
     c = get_curve("bn254")
     n = _n(1, rng, tables=True)
-    sets = [_edge_points(cpu, c, 1, n, rng), _edge_points(cpu, c, 1, n - 3, rng)]
+    sets = [_edge_points(cpu, c, 1, n, rng), _edge_points(cpu, c, 1, n, rng),
+            _edge_points(cpu, c, 1, n - 3, rng)]  # fmt: skip
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    assert backend.precompute_msm(c, sets[0], 1, window=7) > 0
-    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (0, 1))
+    for j in (0, 2):
+        assert backend.precompute_msm(c, sets[j], 1, window=7) > 0
+    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (1, 2, 0))
     assert backend.launched["msm_histogram"] == 2
+    _msm_tasks_check(backend, cpu, c, sets[1:], _scalars(rng, c.r, n, "bits"), (0, 1))
+    assert backend.launched["msm_histogram"] == 4
     backend.drop_msm_tables()
     backend.msm_share_sort = False
-    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "bits"), (1, 0))
-    assert backend.launched["msm_histogram"] == 4
+    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "bits"), (1, 0, 2))
+    assert backend.launched["msm_histogram"] == 7
     with pytest.raises(ValueError, match="points but"):
         backend.g1_msm_tasks(c, [sets[0]], fr_from_ints(c, [1] * (n - 1)))

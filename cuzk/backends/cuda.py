@@ -711,29 +711,40 @@ class CudaBackend(FrKernels):
         """One callable per base array P_j giving Σ s·P over it, P_j paired with the last
         len(P_j) scalars (a proof's A, B₁ and L over one witness), for run_concurrently.
 
-        When every array has window tables of one shape, or none has any, the digits are
-        sorted once: by whichever callable runs first, the others waiting for it (host lock,
-        then a CUDA event on their own stream), each skipping the rows before its own array.
-        Otherwise each callable is a plain g1_msm."""
+        Arrays with window tables of one shape (or without tables) share one sort of the
+        digits: made by whichever of their callables runs first, the others waiting for it
+        (host lock, then a CUDA event on their own stream), each skipping the rows before its
+        own array. An array alone in its kind (say L, whose table did not fit) is a plain
+        g1_msm, as is every array with msm_share_sort off."""
         c = get_curve(curve)
         n = int(scalars.shape[0]) if scalars.ndim else 0
         for pts in point_sets:
             if int(pts.shape[0]) > n:
                 raise ValueError(f"{pts.shape[0]} points but {n} scalars")
         tabs = [self._table_of(p, int(p.shape[0])) for p in point_sets]
-        kinds = {(t.c, t.nw) if t is not None else None for t in tabs}
-        nw_rows = tabs[0].nw if tabs and tabs[0] is not None else 1
+        groups: dict[Any, list[int]] = {}
+        for j, t in enumerate(tabs):
+            groups.setdefault((t.c, t.nw) if t is not None else None, []).append(j)
+        tasks: list[Callable[[], Any]] = [
+            lambda p=pts: self.g1_msm(c, p, scalars[n - int(p.shape[0]) :]) for pts in point_sets
+        ]
+        sc = None
+        for kind, members in groups.items():
+            nw_rows = kind[1] if kind is not None else 1
+            # entries hold the row below the sign bit
+            if not self.msm_share_sort or len(members) < 2 or n * nw_rows >= 1 << 31:
+                continue
+            if sc is None:
+                sc = self.to_device(scalars).reshape(n, 4)
+            digits = self._shared_digits(c, sc, n, self._windows(c, 1, n, tabs[members[0]]))
+            for j in members:
+                tasks[j] = self._sorted_msm_task(c, point_sets[j], tabs[j], digits, n, scalars)
+        return tasks
 
-        def alone(pts: Any) -> Callable[[], Any]:
-            return lambda: self.g1_msm(c, pts, scalars[n - int(pts.shape[0]) :])
-
-        if not self.msm_share_sort or len(point_sets) < 2 or len(kinds) != 1 or n == 0:
-            return [alone(p) for p in point_sets]
-        if n * nw_rows >= 1 << 31:  # entries hold the row below the sign bit
-            return [alone(p) for p in point_sets]
-        fw = c.limbs
-        windows = self._windows(c, 1, n, tabs[0])
-        sc = self.to_device(scalars).reshape(n, 4)
+    def _shared_digits(
+        self, c: Curve, sc: Any, n: int, windows: tuple[int, ...]
+    ) -> Callable[[_Marks], _Digits]:
+        """A digit sort made once, by the first caller; later callers' streams wait for it."""
         mod = self.module(c, "msm", 1)
         lock, made = threading.Lock(), []
 
@@ -748,22 +759,27 @@ class CudaBackend(FrKernels):
             cp.cuda.get_current_stream().wait_event(ev)
             return dg
 
-        def task(pts: Any, tab: _Table | None) -> Callable[[], Any]:
-            m = int(pts.shape[0])
+        return digits
 
-            def run() -> Any:
-                if m == 0:
-                    return self._out(scalars, cp.zeros(_point_shape(c, 1), dtype=cp.uint64))
-                marks = _Marks(self.msm_profile is not None)
-                dg = digits(marks)
-                src = tab.table if tab is not None else self.to_device(pts, keep=m >= _KEEP_MIN)
-                src = src.reshape(-1, 2 * fw)
-                out = self._bucket_sums(c, 1, mod, src, dg, (n - m) * nw_rows, marks, m)
-                return self._out(scalars, out)
+    def _sorted_msm_task(
+        self, c: Curve, pts: Any, tab: _Table | None, digits: Callable[[_Marks], _Digits],
+        n: int, like: Any,
+    ) -> Callable[[], Any]:  # fmt: skip
+        """Σ s·P over pts (the last len(pts) of n scalars) from a shared digit sort."""
+        m = int(pts.shape[0])
 
-            return run
+        def run() -> Any:
+            if m == 0:
+                return self._out(like, cp.zeros(_point_shape(c, 1), dtype=cp.uint64))
+            marks = _Marks(self.msm_profile is not None)
+            dg = digits(marks)
+            src = tab.table if tab is not None else self.to_device(pts, keep=m >= _KEEP_MIN)
+            src = src.reshape(-1, 2 * c.limbs)
+            skip = (n - m) * (tab.nw if tab is not None else 1)
+            out = self._bucket_sums(c, 1, self.module(c, "msm", 1), src, dg, skip, marks, m)
+            return self._out(like, out)
 
-        return [task(p, t) for p, t in zip(point_sets, tabs, strict=True)]
+        return run
 
     def _weighted_segments(self, mod: _Module, buckets: Any, M: int, nw: int, xw: int) -> Any:
         """(nw, xw): Σ_k (k+1)·B_k per window. Segments of S buckets, each adding lo·(its sum)
