@@ -36,6 +36,7 @@ from cuzk.backends import cuda  # noqa: E402
 
 SOURCE = r"""
 #include "cuzk/curves.cuh"
+#include "fp64_mul.cuh"
 typedef cuzk::bls12_381::Fq F;
 
 // Two independent product chains per thread, DFMA_PER_MUL double FMAs (8 chains) per product.
@@ -85,6 +86,54 @@ extern "C" __global__ void both(const unsigned long long* seed, unsigned long lo
                                 double* dout, int iters) {
     body<1, 1>(seed, out, dout, iters);
 }
+
+// Fq products on the FP64 pipe (fp64_mul.cuh) and on the integer pipe: INT integer chains and
+// FP FP64 chains per thread, the same b for all.
+template <int INT, int FP>
+__device__ void prod_body(const unsigned long long* seed, const double* dseed,
+                          const fp64::Consts* kp, unsigned long long* out, double* dout,
+                          int iters) {
+    constexpr int W = sizeof(F) / 8;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    const fp64::Consts k = *kp;
+    F a = F::from_raw(seed), c = F::from_raw(seed + 2 * W);
+    const F b = F::from_raw(seed + W);
+    double x[fp64::N], z[fp64::N], y[fp64::N];
+#pragma unroll
+    for (int i = 0; i < fp64::N; i++) {
+        x[i] = dseed[i];
+        y[i] = dseed[fp64::N + i];
+        z[i] = dseed[2 * fp64::N + i];
+    }
+    for (int i = 0; i < iters; i++) {
+        if (INT >= 1) a = a * b;
+        if (INT >= 2) c = c * b;
+        if (FP >= 1) fp64::mont_mul(x, y, k, x);
+        if (FP >= 2) fp64::mont_mul(z, y, k, z);
+    }
+    if (INT) {
+        F s = a + c;
+        s.to_raw(out + W * (size_t)t);
+    }
+    if (FP) {
+        double s = 0;
+#pragma unroll
+        for (int i = 0; i < fp64::N; i++) s += x[i] + z[i];
+        dout[t] = s;
+    }
+}
+
+#define PROD_KERNEL(NAME, I, P)                                                              \
+    extern "C" __global__ void NAME(const unsigned long long* seed, const double* dseed,     \
+                                    const fp64::Consts* kp, unsigned long long* out,          \
+                                    double* dout, int iters) {                                \
+        prod_body<I, P>(seed, dseed, kp, out, dout, iters);                                   \
+    }
+PROD_KERNEL(int2, 2, 0)
+PROD_KERNEL(fp2, 0, 2)
+PROD_KERNEL(int1_fp1, 1, 1)
+PROD_KERNEL(int2_fp1, 2, 1)
+PROD_KERNEL(int2_fp2, 2, 2)
 """
 
 
@@ -110,7 +159,7 @@ def main() -> None:
     dout = cp.empty(n, dtype=cp.float64)
     rows = []
     for per in (int(x) for x in args.dfma_per_mul.split(",")):
-        opts = cuda._options() + (f"-DDFMA_PER_MUL={per}",)
+        opts = cuda._options() + (f"-DDFMA_PER_MUL={per}", f"-I{Path(__file__).resolve().parent}")
         mod = cp.RawModule(code=SOURCE, options=opts)
         times = {}
         for name in ("fq_mul", "dfma", "both"):
@@ -137,6 +186,7 @@ def main() -> None:
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
+    prod_rows = product_rows(args, grid, block, n, seed, out, dout)
     info = {
         "device": dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"]),
         "sms": sms,
@@ -154,8 +204,57 @@ def main() -> None:
             f"| {r['dfma_per_mul']} | {t['fq_mul']} | {t['dfma']} | {t['both']} | "
             f"{r['fq_mul_per_s']:.3g} | {r['dfma_per_s']:.3g} | {r['overlap']:.2f} |"
         )
+    print("| kernel (products per iteration: integer + FP64) | ms | Fq products/s | vs int2 |")
+    print("|---|---|---|---|")
+    base = prod_rows[0]["products_per_s"]
+    for r in prod_rows:
+        print(
+            f"| {r['kernel']} ({r['int']} + {r['fp']}) | {r['ms']} | "
+            f"{r['products_per_s']:.3g} | {r['products_per_s'] / base:.2f} |"
+        )
     if args.out:
-        Path(args.out).write_text(json.dumps({"info": info, "rows": rows}, indent=1))
+        out_json = {"info": info, "rows": rows, "products": prod_rows}
+        Path(args.out).write_text(json.dumps(out_json, indent=1))
+
+
+def product_rows(args, grid: int, block: int, n: int, seed, out, dout) -> list[dict]:
+    """Fq products per second: integer only, FP64 only (fp64_mul.cuh) and mixed loops."""
+    from cuzk.curves import get_curve
+
+    p = get_curve("bls12_381").p
+    L = 48
+    mask = (1 << L) - 1
+
+    def limbs(x: int) -> list[float]:
+        return [float((x >> (L * i)) & mask) for i in range(8)]
+
+    rng = np.random.default_rng(2)
+    vals = [int.from_bytes(rng.bytes(48), "little") % p for _ in range(3)]
+    dseed = cp.asarray(np.array([v for x in vals for v in limbs(x)]))
+    consts = cp.asarray(np.array(limbs(p) + [float((-pow(p, -1, 1 << L)) % (1 << L))]))
+    opts = cuda._options() + ("-DDFMA_PER_MUL=4", f"-I{Path(__file__).resolve().parent}")
+    mod = cp.RawModule(code=SOURCE, options=opts)
+    rows = []
+    for name, ni, nf in (("int2", 2, 0), ("fp2", 0, 2), ("int1_fp1", 1, 1),
+                         ("int2_fp1", 2, 1), ("int2_fp2", 2, 2)):  # fmt: skip
+        fn = mod.get_function(name)
+        fargs = (seed, dseed, consts, out, dout)
+        fn((grid,), (block,), fargs + (np.int32(10),))
+        ms = []
+        for _ in range(args.reps):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record()
+            fn((grid,), (block,), fargs + (np.int32(args.iters),))
+            b.record()
+            b.synchronize()
+            ms.append(cp.cuda.get_elapsed_time(a, b))
+        t = statistics.median(ms)
+        products = (ni + nf) * n * args.iters
+        row = {"kernel": name, "int": ni, "fp": nf, "ms": round(t, 3),
+               "products_per_s": products / t * 1e3}  # fmt: skip
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
 
 
 if __name__ == "__main__":
