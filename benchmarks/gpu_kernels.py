@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy as cp  # noqa: E402
 
+from cuzk.backends import cuda as cuda_backend  # noqa: E402
 from cuzk.backends.cuda import (  # noqa: E402
     DEFAULT_MSM_AFFINE_ROUNDS,
     MODULES,
@@ -274,7 +275,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, auto, bN, sN, tN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -341,6 +342,7 @@ def main() -> None:
 
     modes = [m for m in args.msm_sum.split(",") if m]
     chunk0 = os.environ.get("CUZK_MSM_CHUNK")
+    affine_pays0 = cuda_backend._affine_pays
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -351,6 +353,7 @@ def main() -> None:
         # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
+        cuda_backend._affine_pays = affine_pays0
         os.environ.pop("CUZK_MSM_CHUNK", None)
         if chunk0 is not None:
             os.environ["CUZK_MSM_CHUNK"] = chunk0
@@ -367,6 +370,9 @@ def main() -> None:
                 gpu.msm_share_sort = False
             elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
+            elif tok.startswith("affall"):  # N rounds even where _affine_pays says no
+                gpu.msm_affine_rounds = int(tok[6:])
+                cuda_backend._affine_pays = lambda *_a, **_k: True
             elif tok.startswith("aff"):
                 gpu.msm_affine_rounds = int(tok[3:])
             else:
