@@ -155,11 +155,13 @@ def bench_prove(
     record,
     tables: bool = False,
     streams: tuple[bool, ...] = (True,),
+    modes: tuple = (None,),
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
     MSM on the GPU, and assembly. With tables, the G1 queries get window tables first. Each
-    value of streams times the kernel region with the MSMs concurrent (True) or in turn."""
+    value of streams times the kernel region with the MSMs concurrent (True) or in turn; each
+    of modes (a callable setting a bucket-sum mode and returning its row tag) over one key."""
     from cuzk.circuits.synthetic import witness_mix
     from cuzk.groth16 import prover
 
@@ -192,8 +194,9 @@ def bench_prove(
     wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
     wr[0] = [1, 0, 0, 0]
     wits["random"] = wr
-    for conc in streams:
+    for conc, mode in ((v, m) for v in streams for m in modes):
         gpu.concurrent = conc
+        tag = mode() if mode is not None else ""
         for kind, w in wits.items():
             check = kind == "filecoin"
             names = ("synth", "kernels", "assemble", "total")
@@ -227,7 +230,7 @@ def bench_prove(
                 "prove",
                 c.name,
                 logn,
-                f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn"),
+                f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn") + tag,
                 phases["kernels"],
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
@@ -536,19 +539,23 @@ def main() -> None:
                 cp.get_default_memory_pool().free_all_blocks()
         gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix = shape0
         del first
+        pmodes = args.prove_modes.split(",") if args.prove_modes else modes[-1:]
+
+        def prove_mode(m: str, one: bool = len(pmodes) == 1):
+            return lambda: (set_mode(m), "" if one else "/" + m)[1]
+
         for logn in _ints(args.prove):
-            for m in args.prove_modes.split(",") if args.prove_modes else modes[-1:]:
-                set_mode(m)
-                bench_prove(
-                    gpu,
-                    c,
-                    logn,
-                    max(1, args.reps // 2),
-                    seed,
-                    record,
-                    tables=args.prove_tables,
-                    streams=tuple(bool(v) for v in _ints(args.prove_streams)),
-                )
+            bench_prove(
+                gpu,
+                c,
+                logn,
+                max(1, args.reps // 2),
+                seed,
+                record,
+                tables=args.prove_tables,
+                streams=tuple(bool(v) for v in _ints(args.prove_streams)),
+                modes=tuple(prove_mode(m) for m in pmodes),
+            )
     result = {"info": info, "rows": rows}
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))
