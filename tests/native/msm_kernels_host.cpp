@@ -60,6 +60,10 @@ static inline uint32_t __match_any_sync(uint32_t mask, uint32_t) {
     if (!(mask & lane_bit())) g_warp_faults++;
     return lane_bit();
 }
+static inline uint32_t __ballot_sync(uint32_t mask, int pred) {
+    if (!(mask & lane_bit())) g_warp_faults++;
+    return pred ? lane_bit() : 0u;
+}
 template <class T>
 static inline T __shfl_sync(uint32_t mask, T v, int src) {
     if (!(mask & lane_bit()) || (uint32_t)src != (threadIdx.x & 31)) g_warp_faults++;

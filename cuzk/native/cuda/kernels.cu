@@ -82,19 +82,18 @@ __device__ __forceinline__ uint32_t bucket_key(int w, int d, uint32_t M, int sha
     return (shared ? 0u : (uint32_t)w * M) + mag - 1;
 }
 
-// atomicAdd(&ctr[key], 1) for every active lane, one atomic per distinct key in the warp:
-// a mostly-binary witness sends millions of entries to one bucket, whose counter would
-// otherwise serialize them. Returns the lane's slot (old value + rank among equal keys).
+// atomicAdd(&ctr[key], 1) for every active lane; returns the lane's slot. Key 0 (digit ±1:
+// the ones of a mostly-binary witness, millions of entries) is aggregated per warp, one atomic
+// for all its lanes; other keys rarely meet in a warp and take one atomic each (aggregating
+// every key through __match_any_sync cost more than the atomics it saved: NOTES, GPU round 6).
 __device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key) {
-    const uint32_t active = __activemask();
-    const uint32_t peers = __match_any_sync(active, key);
+    const uint32_t hot = __ballot_sync(__activemask(), key == 0);
+    if (key != 0) return atomicAdd(&ctr[key], 1u);
     const int lane = threadIdx.x & 31;
-    const int leader = __ffs(peers) - 1;
-    const uint32_t rank = __popc(peers & ((1u << lane) - 1));
+    const int leader = __ffs(hot) - 1;
     uint32_t base = 0;
-    if (lane == leader) base = atomicAdd(&ctr[key], (uint32_t)__popc(peers));
-    base = __shfl_sync(peers, base, leader);
-    return base + rank;
+    if (lane == leader) base = atomicAdd(&ctr[0], (uint32_t)__popc(hot));
+    return __shfl_sync(hot, base, leader) + __popc(hot & ((1u << lane) - 1));
 }
 
 // f(w, d) for every non-zero signed digit d (window w) of scalar i. The sort reads no points:
