@@ -278,7 +278,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, flat, noflat, unshared, atomic, binned)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -353,11 +353,9 @@ def main() -> None:
         # sN (N buckets per thread in the first reduction level), flat / noflat (fixed-size
         # chunks across bucket boundaries in the first bucket-sum level always / never; by
         # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
-        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK), atomic / binned (the digit sort
-        # forced; by default binned for large MSMs)
+        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
-        gpu.msm_sort = "auto"
         cuda_backend._affine_pays = affine_pays0
         os.environ.pop("CUZK_MSM_CHUNK", None)
         if chunk0 is not None:
@@ -373,8 +371,6 @@ def main() -> None:
                 gpu.msm_flat = tok == "flat"
             elif tok == "unshared":
                 gpu.msm_share_sort = False
-            elif tok in ("atomic", "binned"):
-                gpu.msm_sort = tok
             elif tok == "auto":
                 gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
             elif tok.startswith("affall"):  # N rounds even where _affine_pays says no

@@ -92,21 +92,10 @@ def test_msm_small_matches_reference(gpu, rng, curve, group):
     assert np.array_equal(msm[0](c, pts, scalars), msm[1](c, pts, scalars))
 
 
-@pytest.fixture(params=("atomic", "binned"))
-def sort_gpu(gpu, request):
-    """The backend with one digit sort forced (auto picks by size)."""
-    old = gpu.msm_sort
-    gpu.msm_sort = request.param
-    yield gpu
-    gpu.msm_sort = old
-
-
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("kind", ("uniform", "bits", "zeros", "ones", "same"))
-def test_msm_large_by_discrete_log(sort_gpu, rng, curve, kind):
-    """Points k_i·G with known k_i: Σ s_i·(k_i·G) must equal (Σ s_i·k_i)·G, with either
-    digit sort."""
-    gpu = sort_gpu
+def test_msm_large_by_discrete_log(gpu, rng, curve, kind):
+    """Points k_i·G with known k_i: Σ s_i·(k_i·G) must equal (Σ s_i·k_i)·G."""
     c = get_curve(curve)
     n = rng.choice([(1 << 14) + rng.randrange(1, 999), 1 << 14])
     ks = [rng.randrange(1, c.r) for _ in range(n)]

@@ -94,7 +94,7 @@ def host_libs(tmp_path_factory) -> dict[tuple[str, int], ctypes.CDLL]:
         _, err = p.communicate()
         assert p.returncode == 0, err[-4000:]
         libs[key] = ctypes.CDLL(str(lib))
-        for f in ("h_dropped_carries", "h_warp_faults", "h_barrier_faults"):
+        for f in ("h_dropped_carries", "h_warp_faults"):
             getattr(libs[key], f).restype = ctypes.c_ulonglong
     print(f"msm kernels compiled for the host in {time.perf_counter() - t0:.1f} s")
     return libs
@@ -277,10 +277,7 @@ class HostCudaBackend(cuda.CudaBackend):
         self._counts = self._emulation_counts()  # the libraries live for the whole module
 
     def _emulation_counts(self) -> dict:
-        return {
-            k: (lib.h_dropped_carries(), lib.h_warp_faults(), lib.h_barrier_faults())
-            for k, lib in self.libs.items()
-        }
+        return {k: (lib.h_dropped_carries(), lib.h_warp_faults()) for k, lib in self.libs.items()}
 
     def module(self, curve, kind, group=1):
         c = get_curve(curve)
@@ -296,10 +293,9 @@ class HostCudaBackend(cuda.CudaBackend):
         return self._host_mods[key]
 
     def check_emulation(self) -> None:
-        for key, (carries, faults, barriers) in self._emulation_counts().items():
+        for key, (carries, faults) in self._emulation_counts().items():
             assert carries == self._counts[key][0], f"{key}: the emulated product dropped a carry"
             assert faults == self._counts[key][1], f"{key}: a warp intrinsic read another lane"
-            assert barriers == self._counts[key][2], f"{key}: threads missed a barrier"
 
 
 @pytest.fixture
@@ -308,7 +304,7 @@ def backend(monkeypatch, host_libs):
     monkeypatch.setattr(cuda, "cp", dev)
     monkeypatch.setattr(cuda, "is_available", lambda: True)
     for var in ("CUZK_MSM_SUM", "CUZK_MSM_ACC_BLOCK", "CUZK_MSM_SEG", "CUZK_MSM_AFFINE_ROUNDS",
-                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK", "CUZK_MSM_SORT", "CUZK_MSM_FLAT"):  # fmt: skip
+                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     b = HostCudaBackend(host_libs, dev)
     yield b
@@ -407,10 +403,9 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
     assert backend.precompute_msm(c, pts, group, window=window) == nw * pts.nbytes
     assert backend.launched["msm_table_build"] == 1
     monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
-    for kind, seg, flat, sort in (("edge", 3, False, "atomic"), ("bits", 16, False, "binned"),
-                                  ("uniform", 1, False, "binned"), ("bits", 3, True, "atomic"),
-                                  ("edge", 16, True, "binned")):  # fmt: skip
-        backend.msm_seg, backend.msm_flat, backend.msm_sort = seg, flat, sort
+    for kind, seg, flat in (("edge", 3, False), ("bits", 16, False), ("uniform", 1, False),
+                            ("bits", 3, True), ("edge", 16, True)):  # fmt: skip
+        backend.msm_seg, backend.msm_flat = seg, flat
         scalars = _scalars(rng, c.r, len(pts), kind)
         _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_finish"] == 5
@@ -459,12 +454,11 @@ def test_threads_in_reverse_order(backend, cpu, rng, monkeypatch, group):
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
     _force_affine_rounds(monkeypatch)
-    for kind, sort in (("edge", "atomic"), ("bits", "atomic"), ("bits", "binned")):
-        backend.msm_sort = sort
+    for kind in ("edge", "bits"):
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.precompute_msm(c, pts, group, window=7) > 0
     _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "edge"))
-    assert backend.launched["msm_aff_fwd"] and backend.launched["msm_bucket_place"] == 2
+    assert backend.launched["msm_aff_fwd"]
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -473,8 +467,7 @@ def test_degenerate_msms(backend, cpu, rng, monkeypatch, curve):
     (one bucket per window holding every entry), and a point with its negation only."""
     c = get_curve(curve)
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    for group, sort in ((1, "atomic"), (2, "atomic"), (1, "binned"), (2, "binned")):
-        backend.msm_sort = sort
+    for group in GROUPS:
         pts = random_points(cpu, c, group, 40, rng)
         _check_msm(backend, cpu, c, group, pts, [0] * 40)
         _check_msm(backend, cpu, c, group, np.zeros_like(pts), _scalars(rng, c.r, 40, "edge"))
@@ -489,7 +482,7 @@ def test_degenerate_msms(backend, cpu, rng, monkeypatch, curve):
     assert not empty.any() and empty.shape == (2, c.limbs)
 
 
-def _reference_buckets(c, scalars: list[int], cw: int, nw: int, shared: int) -> dict:
+def _reference_buckets(scalars: list[int], cw: int, nw: int, shared: int) -> dict:
     """bucket -> sorted entries (row | sign << 31), from the signed digits computed here."""
     M, out = 1 << (cw - 1), {}
     for i, s in enumerate(scalars):
@@ -506,14 +499,12 @@ def _reference_buckets(c, scalars: list[int], cw: int, nw: int, shared: int) -> 
 
 @pytest.mark.parametrize("shared", (0, 1))
 @pytest.mark.parametrize("kind", ("uniform", "bits", "edge", "zero", "one"))
-def test_binned_sort_matches_reference(backend, rng, monkeypatch, shared, kind):
-    """Both digit sorts against the digits computed in Python: the same counts and offsets, and
-    each bucket the same entries (their order inside a bucket is unspecified). Small blocks
-    and chunks so scalars span several blocks and bins several chunks (the heavy bucket of
-    a mostly-binary witness many), threads forwards and in reverse."""
+def test_digit_sort_matches_reference(backend, rng, shared, kind):
+    """The digit sort against the digits computed in Python: the same counts and offsets, and
+    each bucket the same entries (their order inside a bucket is unspecified), with the threads
+    forwards and in reverse. Table-shaped windows (one bucket set, rows i·nw + w) or one
+    bucket set per window; the ones of a mostly-binary witness share bucket 0."""
     c = get_curve("bls12_381")
-    monkeypatch.setattr(cuda, "_SORT_BLOCKS", 5)
-    monkeypatch.setattr(cuda, "_SORT_CHUNK", 16)
     n = rng.randrange(1500, 2500)
     if kind in ("zero", "one"):
         scalars = [int(kind == "one")] * n
@@ -522,27 +513,24 @@ def test_binned_sort_matches_reference(backend, rng, monkeypatch, shared, kind):
     cw = rng.choice((11, 12)) if shared else 5
     nw = c.fr_r_bits // cw + 1
     nb = 1 << (cw - 1) if shared else nw << (cw - 1)
-    windows = (cw, nw, shared, nb, 1 if shared else nw)
-    want = _reference_buckets(c, scalars, cw, nw, shared)
+    want = _reference_buckets(scalars, cw, nw, shared)
     counts = np.zeros(nb, dtype=np.uint32)
     for k, v in want.items():
         counts[k] = len(v)
     sc = backend.to_device(fr_from_ints(c, scalars)).reshape(n, 4)
     mod = backend.module(c, "msm", 1)
-    for sort, reverse in (("atomic", 0), ("binned", 0), ("binned", 1)):
+    for reverse in (0, 1):
         for lib in backend.libs.values():
             lib.h_set_reverse(reverse)
-        backend.msm_sort = sort
+        windows = (cw, nw, shared, nb, 1 if shared else nw)
         dg = backend._sort_digits(mod, sc, n, windows, cuda._Marks(False))
         off = np.asarray(dg.off)
-        assert np.array_equal(np.asarray(dg.counts), counts), sort
+        assert np.array_equal(np.asarray(dg.counts), counts)
         assert off[0] == 0 and np.array_equal(np.diff(off), counts)
         assert dg.total == int(counts.sum()) and dg.maxcnt == int(counts.max())
         ents = np.asarray(dg.entries)
         got = {b: sorted(ents[off[b] : off[b + 1]].tolist()) for b in range(nb) if counts[b]}
-        assert got == want, sort
-    assert backend.launched["msm_bin_count"] == 2 and backend.launched["msm_histogram"] == 1
-    assert cuda._sort_bins(nb)[1] > 1  # several bins
+        assert got == want
 
 
 def test_precompute_msm_without_room(backend, cpu, rng):
@@ -575,8 +563,6 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     monkeypatch.setenv("CUZK_MSM_CHUNK", "1000")
     assert backend.precompute_msm(c, pts, 1, window=7) > 0
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    backend.msm_sort = "binned"
-    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "bits"))
     assert set(backend.launched) == set(cuda.MSM_KERNELS)
 
 
@@ -594,11 +580,6 @@ def test_flat_chunks_chosen_for_skewed_buckets(backend, cpu, rng, monkeypatch, c
     assert not backend.launched["msm_acc_entries_flat_inl"]
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "bits"))
     assert backend.launched["msm_acc_entries_flat_inl"] == 1
-
-
-def _sorts(backend) -> int:
-    """Digit sorts made so far (atomic or binned)."""
-    return backend.launched["msm_histogram"] + backend.launched["msm_bin_count"]
 
 
 def _msm_tasks_check(backend, cpu, c, sets, scalars: list[int], order) -> None:
@@ -633,20 +614,18 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
         for pts in sets:
             assert backend.precompute_msm(c, pts, 1, window=7) > 0
     _force_affine_rounds(monkeypatch)
-    configs = (("bits", "4", True, 0, "atomic"), ("edge", "4", False, 0, "binned"),
-               ("uniform", "1000", None, 0, "atomic"), ("bits", "4", None, 3, "binned"))  # fmt: skip
-    for k, (kind, chunk, flat, rounds, sort) in enumerate(configs):
+    configs = (("bits", "4", True, 0), ("edge", "4", False, 0), ("uniform", "1000", None, 0),
+               ("bits", "4", None, 3))  # fmt: skip
+    for k, (kind, chunk, flat, rounds) in enumerate(configs):
         monkeypatch.setenv("CUZK_MSM_CHUNK", chunk)
         backend.msm_flat, backend.msm_affine_rounds = flat, rounds
-        backend.msm_sort = sort
-        before = _sorts(backend)
+        before = backend.launched["msm_histogram"]
         order = (0, 1, 2) if k % 2 == 0 else (2, 1, 0)
         _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, kind), order)
-        assert _sorts(backend) == before + 1
+        assert backend.launched["msm_histogram"] == before + 1
     assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_aff_fwd"]
     assert backend.launched["msm_acc_entries_tasks_inl"]
     assert backend.launched["msm_acc_entries_buckets"]
-    assert backend.launched["msm_histogram"] == backend.launched["msm_bin_count"] == 2
 
 
 def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):

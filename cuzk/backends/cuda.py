@@ -46,10 +46,6 @@ _CURVE_STRUCT = {"bls12_381": "cuzk::bls12_381", "bn254": "cuzk::bn254"}
 MSM_KERNELS = (
     "msm_histogram",
     "msm_scatter",
-    "msm_bin_count",
-    "msm_bin_scatter",
-    "msm_bucket_count",
-    "msm_bucket_place",
     "msm_acc_entries_tasks",
     "msm_acc_entries_tasks_inl",
     "msm_acc_entries_flat",
@@ -108,11 +104,6 @@ _AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: t
 # at 2^26 mostly-binary scalars, 98.0 -> 93.8 ms, and lost at 2^24, 26.0 -> 26.6 ms, and in the
 # 2^24 partition, 247 -> 256 ms)
 _FLAT_SKEW = 8  # flat chunks when the largest bucket holds > this times the mean
-_SORT_BINNED_MIN = 1 << 20  # entries (n x windows) from which the binned sort is used
-_SORT_BINS_MAX = 4096  # kernels.cu CUZK_SORT_BINS_MAX
-_SORT_LB_MAX = 13  # log2 of kernels.cu CUZK_SORT_SUBS_MAX
-_SORT_BLOCKS = 2048  # blocks of msm_bin_count / msm_bin_scatter (at most)
-_SORT_CHUNK = 8192  # binned entries per block of msm_bucket_count / msm_bucket_place
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 
@@ -179,14 +170,6 @@ def _flat_pays(maxcnt: int, total: int, nb: int) -> bool:
     MSM's short top window gives only the first). H200, 2^24 tables: mostly-binary 23.5 ->
     20.9 ms, uniform 109.6 -> 111.9 ms (NOTES, GPU round 5)."""
     return maxcnt > max(1, _FLAT_SKEW * total // nb) and maxcnt * _AFF_SHARE > total
-
-
-def _sort_bins(nb: int) -> tuple[int, int] | None:
-    """(lb, bins) of the binned sort over nb buckets: bin = bucket >> lb, about 1024 bins of
-    at most 2^13 buckets; None when nb is beyond the kernels' shared-memory arrays."""
-    lb = min(_SORT_LB_MAX, max(6, (nb - 1).bit_length() - 10))
-    nbin = (nb + (1 << lb) - 1) >> lb
-    return (lb, nbin) if nbin <= _SORT_BINS_MAX else None
 
 
 def choose_window(n: int, bits: int, group: int = 1) -> int:
@@ -398,9 +381,6 @@ class CudaBackend(FrKernels):
         self.msm_flat: bool | None = None if flat == "" else flat == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
-        # digit sort: "binned" (shared-memory atomics, two levels), "atomic" (one global
-        # atomic per entry), or "auto" (binned from _SORT_BINNED_MIN entries). Env CUZK_MSM_SORT.
-        self.msm_sort = os.environ.get("CUZK_MSM_SORT", "auto")
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -613,20 +593,7 @@ class CudaBackend(FrKernels):
     def _sort_digits(
         self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks
     ) -> _Digits:
-        """The scalars' signed digits sorted by bucket: the binned sort for large MSMs (or
-        msm_sort "binned"), else the atomic sort (msm_sort "atomic")."""
-        cw, nw, shared, nb, nwr = windows
-        mode = self.msm_sort
-        if mode == "auto":
-            mode = "binned" if n * nw >= _SORT_BINNED_MIN else "atomic"
-        if mode == "binned" and _sort_bins(nb) is not None:
-            return self._sort_digits_binned(mod, sc, n, windows, marks)
-        return self._sort_digits_atomic(mod, sc, n, windows, marks)
-
-    def _sort_digits_atomic(
-        self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks
-    ) -> _Digits:
-        """Counting sort with one global atomic per entry (histogram, scan, scatter)."""
+        """Counting sort of the scalars' signed digits by bucket (histogram, scan, scatter)."""
         cw, nw, shared, nb, nwr = windows
         counts = cp.zeros(nb, dtype=cp.uint32)
         mod["msm_histogram"](
@@ -642,47 +609,6 @@ class CudaBackend(FrKernels):
         mod["msm_scatter"](
             _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries)
         )
-        marks("scatter")
-        return _Digits(cw, nw, shared, nb, nwr, counts, off, entries, total, maxcnt)
-
-    def _sort_digits_binned(
-        self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks
-    ) -> _Digits:
-        """Counting sort in two levels, every per-entry atomic in shared memory (kernels.cu,
-        msm_bin_count ... msm_bucket_place): by bin (bucket >> lb) per block of scalars, then
-        by bucket per chunk of a bin. Same _Digits as the atomic sort."""
-        cw, nw, shared, nb, nwr = windows
-        bins = _sort_bins(nb)
-        assert bins is not None
-        lb, nbin = bins
-        per = max(_BLOCK, -(-n // _SORT_BLOCKS))
-        nblk = -(-n // per)
-        scal = (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), _i32(lb), _u32(nbin), _u32(per))
-        blk = cp.empty(nbin * nblk, dtype=cp.uint32)
-        mod["msm_bin_count"]((nblk,), (_BLOCK,), (*scal, blk))
-        blk_off = cp.zeros(nbin * nblk + 1, dtype=cp.uint32)
-        cp.cumsum(blk, dtype=cp.uint32, out=blk_off[1:])
-        total = int(blk_off[-1].get())
-        marks("histogram")
-        binned = cp.empty(max(total, 1), dtype=cp.uint64)
-        mod["msm_bin_scatter"]((nblk,), (_BLOCK,), (*scal, blk_off, binned))
-        marks("bin_scatter")
-        bin_off = cp.ascontiguousarray(blk_off[::nblk])  # nbin + 1 bin starts
-        chunk = max(_SORT_CHUNK, 2 << lb)
-        ntask = (bin_off[1:] - bin_off[:-1] + (chunk - 1)) // chunk
-        task_off = cp.zeros(nbin + 1, dtype=cp.uint32)
-        cp.cumsum(ntask, dtype=cp.uint32, out=task_off[1:])
-        grid = (total // chunk + nbin,)  # an upper bound on the chunks (task_off[nbin])
-        tasks = (binned, bin_off, _u32(nbin), _i32(lb), _u32(chunk), task_off)
-        counts = cp.zeros(nb, dtype=cp.uint32)
-        mod["msm_bucket_count"](grid, (_BLOCK,), (*tasks, counts))
-        off = cp.zeros(nb + 1, dtype=cp.uint32)
-        cp.cumsum(counts, dtype=cp.uint32, out=off[1:])
-        maxcnt = int(counts.max().get())
-        marks("scan")
-        cursor = off[:nb].copy()
-        entries = cp.empty(max(total, 1), dtype=cp.uint32)
-        mod["msm_bucket_place"](grid, (_BLOCK,), (*tasks, cursor, entries))
         marks("scatter")
         return _Digits(cw, nw, shared, nb, nwr, counts, off, entries, total, maxcnt)
 
