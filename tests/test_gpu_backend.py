@@ -208,9 +208,18 @@ def test_ntt_large_roundtrip_and_points(ntt_gpu, rng, curve):
         assert np.array_equal(gpu.fr_ntt(c, a, w, shift=s), cpu.fr_ntt(c, a, w, shift=s))
 
 
+@pytest.fixture(params=(True, False), ids=("fold_c", "coset_c"))
+def fold_gpu(gpu, request):
+    """The backend with bellman h's c transform folded away (default) or not (h_fold_c)."""
+    old = gpu.h_fold_c
+    gpu.h_fold_c = request.param
+    yield gpu
+    gpu.h_fold_c = old
+
+
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_groth16_h_matches_reference(ntt_gpu, rng, curve, coefficients):
+def test_groth16_h_matches_reference(ntt_gpu, fold_gpu, rng, curve, coefficients):
     gpu = ntt_gpu
     c = get_curve(curve)
     for n in (1, 2, 32, 64, 4096):
@@ -270,7 +279,9 @@ def test_ntt_tiled_matches_radix4_all_sizes(gpu, rng, curve):
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_groth16_h_tiled_matches_radix4(gpu, rng, curve, coefficients):
+def test_groth16_h_tiled_matches_radix4(fold_gpu, rng, curve, coefficients):
+    """The tiled h (c folded or not) against the first kernels' (c through its coset)."""
+    gpu = fold_gpu
     c = get_curve(curve)
     for logn in (11, 12, 16, 19, 20, 22):
         n = 1 << logn

@@ -207,7 +207,7 @@ def tile_stages(f, block, sm, tw, rest, b, s, cb, logc, dif, radix):
 
 
 def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif,
-             gather, reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2, radix=2):  # fmt: skip
+             gather, reduce, lo, hi, lb, pre, erev, pwm, pa, pb, zinv, tw2, radix=2):  # fmt: skip
     logn, b, s, cb, logc = int(logn), int(b), int(s), int(cb), int(logc)
     m0, g1, w1, g2, lb, pre = int(m0), int(g1), int(w1), int(g2), int(lb), int(pre)
     n = 1 << logn
@@ -260,8 +260,14 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
                 x = sm[u]
                 if _is_ptr(lo) and pre == 0:
                     x = f.mul(x, factor(i))
-                if _is_ptr(pa):
+                if pwm == 1:
                     x = f.sub(f.mul(_get(pa, i), _get(pb, i)), x)
+                elif pwm == 2:
+                    x = f.mul(_get(pa, i), x)
+                elif pwm == 3:
+                    x = f.sub(x, _get(pa, i))
+                else:
+                    assert pwm == 0 and not _is_ptr(pa) and not _is_ptr(pb)
                 if _is_ptr(zinv):
                     x = f.mul(x, _get(zinv, 0))
                 _put(out, i, x)
@@ -405,9 +411,12 @@ def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve, radix):
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", H_SHAPES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix):
+@pytest.mark.parametrize("fold", (True, False))
+def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix, fold):
+    """fold (h_fold_c): bellman h as coset-iNTT(a·b) − iNTT(c), or through c's coset."""
     c = get_curve(curve)
     m = model(*shape, radix=radix)
+    m.h_fold_c = fold
     for logn in H_SIZES:
         n = 1 << logn
         conv = "bellman" if coefficients else "snarkjs"
@@ -423,8 +432,9 @@ def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix):
 @pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
 def test_tiled_launch_counts(model, radix):
     """Passes per transform: fr_ntt one ntt_tile launch per pass (the instantiation of
-    ntt_tile_radix), groth16_h 3 transforms (snarkjs) or 4 (bellman), and the 2^11-element
-    tiles get the shared-memory opt-in."""
+    ntt_tile_radix); groth16_h in bellman mode: a and b to the coset (2·passes − 1 launches
+    each), c's and the quotient's iNTT (passes each), or with h_fold_c off c to the coset too;
+    the 2^11-element tiles get the shared-memory opt-in."""
     c = get_curve("bn254")
     m = model(3, 1, 4, radix=radix)
     name = f"ntt_tile_r{radix}"
@@ -441,7 +451,12 @@ def test_tiled_launch_counts(model, radix):
     m.groth16_h(c, a, a, a, w, c.fr_generator, True)
     tiles = [x for x in dev.launches if x[0] == name]
     plain, gathered = (len(cuda_fr.plan_passes(7, 3, 1, g)) for g in (False, True))
-    assert len(tiles) == 3 * (2 * plain - 1) + gathered and plain == 3
+    assert len(tiles) == 2 * (2 * plain - 1) + 2 * gathered and plain == 3
+    dev.launches.clear()
+    m.h_fold_c = False
+    m.groth16_h(c, a, a, a, w, c.fr_generator, True)
+    tiles = [x for x in dev.launches if x[0] == name]
+    assert len(tiles) == 3 * (2 * plain - 1) + gathered
     big = model(11, 3, 256, radix=radix)
     big.fr_ntt(c, fr_from_ints(c, [1] * 2048), c.root_of_unity(2048))
     assert max(dev.shared_optin.values()) == 32 << 11
@@ -520,14 +535,14 @@ namespace gpu { uint64_t sh[4 << 14]; }  // the dynamic shared memory: up to 2^1
 extern "C" void tile_r##R##_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,        \
     const uint64_t* tw, int logn, int b, int s, int cb, int logc, int m0, int g1, int w1,    \
     int g2, int dif, int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb, \
-    int pre, int erev, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,         \
+    int pre, int erev, int pwm, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,\
     const uint64_t* tw2) {                                                                   \
     blockDim.x = 1;                                                                          \
     threadIdx.x = 0;                                                                         \
     for (uint32_t k = 0; k < grid; k++) {                                                    \
         blockIdx.x = k;                                                                      \
         gpu::ntt_tile<CS, R>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather, \
-                             reduce, lo, hi, lb, pre, erev, pa, pb, zinv, tw2);              \
+                             reduce, lo, hi, lb, pre, erev, pwm, pa, pb, zinv, tw2);         \
     }                                                                                        \
 }
 #define WRAP(NAME, CS)                                                                       \
@@ -629,7 +644,8 @@ def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, 
                 got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=shift))
                 assert got == ref.ntt(c, vals, w, inverse=inverse, shift=shift), (logn, inverse)
         if logn <= 10:
-            for coefficients in (False, True):
+            for coefficients, fold in ((False, True), (True, True), (True, False)):
+                m.h_fold_c = fold
                 w2 = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
                 shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
                 vs = [_rand(rng, c.r, n) for _ in range(3)]

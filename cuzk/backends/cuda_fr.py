@@ -114,6 +114,9 @@ class FrKernels:
     ntt_cols_log: int = COLS_LOG
     ntt_threads: int = THREADS
     ntt_tile_radix: int = TILE_RADIX
+    # bellman h with c's coset transform folded away (_groth16_h_tiled); False: the coset-
+    # iNTT of (a·b − c)·zinv as in snarkjs mode, one transform more. Env CUZK_H_FOLD_C=0.
+    h_fold_c: bool = os.environ.get("CUZK_H_FOLD_C", "1") != "0"
 
     @property
     def ntt_impl(self) -> str:
@@ -293,7 +296,7 @@ class FrKernels:
         scaling: tuple[Any, Any, int] | None = None,
         pre: int = 1,
         erev: bool = False,
-        pointwise: tuple[Any, Any, Any] | None = None,
+        pointwise: tuple[int, Any, Any, Any] | None = None,
         tw2: Any = None,
         shape: tuple[int, int] = (2, THREADS),
     ) -> None:
@@ -301,7 +304,7 @@ class FrKernels:
         shape: (radix, threads)."""
         fn, _ = self._tile_fn(c, shape[0])
         lo, hi, lb = scaling if scaling is not None else (_NULL, _NULL, 0)
-        pa, pb, zinv = pointwise if pointwise is not None else (_NULL, _NULL, _NULL)
+        pwm, pa, pb, zinv = pointwise if pointwise is not None else (0, _NULL, _NULL, _NULL)
         tile = 1 << (ps["s"] + ps["logc"])
         fn(
             (1 << (logn - ps["s"] - ps["logc"]),),
@@ -320,6 +323,7 @@ class FrKernels:
                 _i32(lb),
                 _i32(pre),
                 _i32(int(erev)),
+                _i32(pwm),
                 pa,
                 pb,
                 zinv,
@@ -339,14 +343,14 @@ class FrKernels:
         reduce: bool = False,
         scaling: tuple[Any, Any, int] | None = None,
         pre: bool = True,
-        pointwise: tuple[Any, Any, Any] | None = None,
+        pointwise: tuple[int, Any, Any, Any] | None = None,
         single: bool = False,
     ) -> None:
         """One DIT transform, src -> dst, in the passes of plan_passes: bit-reversed input
         (natural with gather) -> natural output. src is only read (the first pass writes dst,
         the later ones work in place there). scaling: (lo, hi, lb) of _scaling, applied in the
         first pass's load (pre; e = source index) or in the last pass's store (e = output
-        index). pointwise: (pa, pb, zinv) of the last pass's store. single: a transform on
+        index). pointwise: (mode, pa, pb, zinv) of the last pass's store (fr_kernels.cuh pwm). single: a transform on
         its own (fr_ntt), which may take other tiles (_shape)."""
         shape = self._shape(logn, single)
         _, tile_log = self._tile_fn(c, shape[0])
@@ -378,7 +382,7 @@ class FrKernels:
         omega: int,
         logn: int,
         scaling: tuple[Any, Any, int],
-        pointwise: tuple[Any, Any, Any] | None = None,
+        pointwise: tuple[int, Any, Any, Any] | None = None,
     ) -> None:
         """Evaluations (natural) -> evaluations on a coset (natural): a DIF with ω^-1 (natural
         -> bit-reversed coefficients·n), position i scaled by scaling(bitrev(i)), a DIT with ω
@@ -452,35 +456,42 @@ class FrKernels:
     def _groth16_h_tiled(
         self, cv: Curve, ins: list, omega: int, shift: int, coefficients: bool, logn: int
     ) -> Any:
-        """Per input _tiled_coset (DIF iNTT, position i scaled by n^-1·shift^bitrev(i), DIT
-        NTT; no bit reversal between them; 2·passes − 1 launches). a's scaling carries an
-        extra R, so the Montgomery product a·b of canonical data is canonical; c's last pass
-        computes (a·b − c)·zinv. In bellman mode a DIT coset iNTT (gathered load) follows, its
-        last pass scaling by n^-1·shift^-i. At 2^24: 3·5 + 3 = 18 passes over memory."""
+        """a and b through _tiled_coset (DIF iNTT, position i scaled by n^-1·shift^bitrev(i),
+        DIT NTT; no bit reversal between them; 2·passes − 1 launches). a's scaling carries an
+        extra R, so the Montgomery product a·b of canonical data is canonical.
+
+        snarkjs mode (evaluations on the coset): c through _tiled_coset too, its last pass
+        computing (a·b − c). bellman mode (coefficients): h = (coset-iNTT(a·b) − C)·zinv with C
+        = iNTT(c), the same as the coset-iNTT of (a·b − c)·zinv since the coset-iNTT of c's
+        coset values is C, and Z is the constant shift^n − 1 on the coset. So c needs one
+        transform, not two. At 2^24 (3 passes): 2·5 + 3 + 3 = 16 passes over memory, not 18."""
         r = cv.r
         n = 1 << logn
         omega_inv, n_inv = pow(omega, -1, r), pow(n, -1, r)
         R = pow(2, 256, r)
-        bufs = []
-        for idx, v in enumerate(ins):
-            e = cp.empty((n, 4), dtype=cp.uint64)
-            sc = self._scaling(cv, n_inv * (R if idx == 0 else 1), shift, logn)
-            pw = None
-            if idx == 2:
-                zinv = (
-                    self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r))
-                    if coefficients
-                    else _NULL
-                )
-                pw = (bufs[0], bufs[1], zinv)
-            self._tiled_coset(cv, v, e, omega, logn, sc, pointwise=pw)
-            bufs.append(e)
-        t = bufs[2]
-        if not coefficients:
-            return t
-        out = bufs[0]  # a's coset values are spent: reuse the buffer
-        sc = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
-        self._tiled(cv, t, out, omega_inv, logn, gather=True, scaling=sc, pre=False)
+        ea = cp.empty((n, 4), dtype=cp.uint64)
+        self._tiled_coset(cv, ins[0], ea, omega, logn, self._scaling(cv, n_inv * R, shift, logn))
+        eb = cp.empty((n, 4), dtype=cp.uint64)
+        sc = self._scaling(cv, n_inv, shift, logn)
+        zinv = self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r))
+        sc_out = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
+        if not (coefficients and self.h_fold_c):
+            self._tiled_coset(cv, ins[1], eb, omega, logn, sc)
+            t = cp.empty((n, 4), dtype=cp.uint64)
+            pw = (1, ea, eb, zinv if coefficients else _NULL)
+            self._tiled_coset(cv, ins[2], t, omega, logn, sc, pointwise=pw)
+            if not coefficients:
+                return t
+            self._tiled(cv, t, ea, omega_inv, logn, gather=True, scaling=sc_out, pre=False)
+            return ea
+        self._tiled_coset(cv, ins[1], eb, omega, logn, sc, pointwise=(2, ea, _NULL, _NULL))
+        cc = cp.empty((n, 4), dtype=cp.uint64)  # C's coefficients, natural order
+        sc_c = self._scaling(cv, n_inv, None, logn)
+        self._tiled(cv, ins[2], cc, omega_inv, logn, gather=True, reduce=True, scaling=sc_c,
+                    pre=False)  # fmt: skip
+        out = ea  # a's coset values are spent: reuse the buffer
+        self._tiled(cv, eb, out, omega_inv, logn, gather=True, scaling=sc_out, pre=False,
+                    pointwise=(3, cc, _NULL, zinv))  # fmt: skip
         return out
 
     @staticmethod

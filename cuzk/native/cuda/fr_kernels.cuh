@@ -351,8 +351,9 @@ __device__ __forceinline__ void tile_stages(const SmTile<Fr>& sm, const uint64_t
 // tw2): groth16_h's DIF iNTT ends and its DIT coset NTT starts on the same tile (b = 0).
 // Folded in: reduce (API input); a scaling by scale_factor(e) in the load (pre = 1; e = the
 // source index, or its bit reversal with erev), between the two transforms (pre = 2; e = i or
-// bitrev(i)) or in the store (pre = 0; e = i); the Groth16 pointwise out = (pa·pb − x)·zinv in
-// the store (pa, zinv may be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix
+// bitrev(i)) or in the store (pre = 0; e = i); a Groth16 pointwise step in the store, after
+// the scaling: pwm 1 x = pa·pb − x, 2 x = pa·x, 3 x = x − pa (0: none); then x·zinv (zinv may
+// be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix
 // picks the instantiation.
 // Occupancy experiments (NVRTC -D options): CUZK_NTT_R4_MIN_BLOCKS=k bounds the radix-4 tile's
 // registers so k blocks of 128 threads are resident per SM (116 registers allow 4).
@@ -367,7 +368,7 @@ template <class C, int RADIX>
 __global__ void CUZK_NTT_TILE_BOUNDS ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
                          int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
                          int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
-                         int pre, int erev, const uint64_t* pa, const uint64_t* pb,
+                         int pre, int erev, int pwm, const uint64_t* pa, const uint64_t* pb,
                          const uint64_t* zinv, const uint64_t* tw2) {
     typedef typename C::Fr Fr;
     extern __shared__ uint64_t sh[];
@@ -401,7 +402,9 @@ __global__ void CUZK_NTT_TILE_BOUNDS ntt_tile(const uint64_t* in, uint64_t* out,
         const uint32_t i = rest | ((u >> logc) << b) | ((u & cmask) << cb);
         Fr x = sm.ld(u);
         if (lo && pre == 0) x = x * scale_factor<Fr>(lo, hi, i, lb);
-        if (pa) x = ld16<Fr>(pa + 4 * (size_t)i) * ld16<Fr>(pb + 4 * (size_t)i) - x;
+        if (pwm == 1) x = ld16<Fr>(pa + 4 * (size_t)i) * ld16<Fr>(pb + 4 * (size_t)i) - x;
+        else if (pwm == 2) x = ld16<Fr>(pa + 4 * (size_t)i) * x;
+        else if (pwm == 3) x = x - ld16<Fr>(pa + 4 * (size_t)i);
         if (zinv) x = x * ld16<Fr>(zinv);
         st16(out + 4 * (size_t)i, x);
     }
