@@ -138,8 +138,8 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
         b_g1=g1(nv),
         b_g2=g2(nv),
         l_g1=g1(nv - npub - 1),
-        h_g1=g1(n),
-        h_convention="snarkjs",
+        h_g1=g1(n - 1),
+        h_convention="bellman",  # Filecoin's: h as coefficients, n - 1 H points
         vk=None,
         r1cs=circ.r1cs,
     )
@@ -278,7 +278,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -346,6 +346,7 @@ def main() -> None:
     modes = [m for m in args.msm_sum.split(",") if m]
     chunk0 = os.environ.get("CUZK_MSM_CHUNK")
     affine_pays0 = cuda_backend._affine_pays
+    scatter0 = gpu.msm_scatter_passes
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -353,9 +354,11 @@ def main() -> None:
         # sN (N buckets per thread in the first reduction level), flat / noflat (fixed-size
         # chunks across bucket boundaries in the first bucket-sum level always / never; by
         # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
-        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK)
+        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK), pN (the digit scatter in N
+        # passes of bucket ranges)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
+        gpu.msm_scatter_passes = scatter0
         cuda_backend._affine_pays = affine_pays0
         os.environ.pop("CUZK_MSM_CHUNK", None)
         if chunk0 is not None:
@@ -363,6 +366,8 @@ def main() -> None:
         for tok in m.split("+"):
             if tok[:1] == "t" and tok[1:].isdigit():
                 os.environ["CUZK_MSM_CHUNK"] = tok[1:]
+            elif tok[:1] == "p" and tok[1:].isdigit():
+                gpu.msm_scatter_passes = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
             elif tok[:1] == "s" and tok[1:].isdigit():

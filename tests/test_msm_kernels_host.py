@@ -304,7 +304,7 @@ def backend(monkeypatch, host_libs):
     monkeypatch.setattr(cuda, "cp", dev)
     monkeypatch.setattr(cuda, "is_available", lambda: True)
     for var in ("CUZK_MSM_SUM", "CUZK_MSM_ACC_BLOCK", "CUZK_MSM_SEG", "CUZK_MSM_AFFINE_ROUNDS",
-                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK"):  # fmt: skip
+                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK", "CUZK_MSM_SCATTER_PASSES"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     b = HostCudaBackend(host_libs, dev)
     yield b
@@ -403,9 +403,10 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
     assert backend.precompute_msm(c, pts, group, window=window) == nw * pts.nbytes
     assert backend.launched["msm_table_build"] == 1
     monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
-    for kind, seg, flat in (("edge", 3, False), ("bits", 16, False), ("uniform", 1, False),
-                            ("bits", 3, True), ("edge", 16, True)):  # fmt: skip
-        backend.msm_seg, backend.msm_flat = seg, flat
+    for kind, seg, flat, passes in (("edge", 3, False, 1), ("bits", 16, False, 2),
+                                    ("uniform", 1, False, 5), ("bits", 3, True, 1),
+                                    ("edge", 16, True, 3)):  # fmt: skip
+        backend.msm_seg, backend.msm_flat, backend.msm_scatter_passes = seg, flat, passes
         scalars = _scalars(rng, c.r, len(pts), kind)
         _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_finish"] == 5
@@ -502,8 +503,9 @@ def _reference_buckets(scalars: list[int], cw: int, nw: int, shared: int) -> dic
 def test_digit_sort_matches_reference(backend, rng, shared, kind):
     """The digit sort against the digits computed in Python: the same counts and offsets, and
     each bucket the same entries (their order inside a bucket is unspecified), with the threads
-    forwards and in reverse. Table-shaped windows (one bucket set, rows i·nw + w) or one
-    bucket set per window; the ones of a mostly-binary witness share bucket 0."""
+    forwards and in reverse and the scatter in 1, 3 or 7 passes of bucket ranges. Table-shaped
+    windows (one bucket set, rows i·nw + w) or one bucket set per window; the ones of a
+    mostly-binary witness share bucket 0."""
     c = get_curve("bls12_381")
     n = rng.randrange(1500, 2500)
     if kind in ("zero", "one"):
@@ -519,9 +521,10 @@ def test_digit_sort_matches_reference(backend, rng, shared, kind):
         counts[k] = len(v)
     sc = backend.to_device(fr_from_ints(c, scalars)).reshape(n, 4)
     mod = backend.module(c, "msm", 1)
-    for reverse in (0, 1):
+    for reverse, passes in ((0, 1), (1, 3), (0, 7)):
         for lib in backend.libs.values():
             lib.h_set_reverse(reverse)
+        backend.msm_scatter_passes = passes
         windows = (cw, nw, shared, nb, 1 if shared else nw)
         dg = backend._sort_digits(mod, sc, n, windows, cuda._Marks(False))
         off = np.asarray(dg.off)

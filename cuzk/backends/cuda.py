@@ -381,6 +381,9 @@ class CudaBackend(FrKernels):
         self.msm_flat: bool | None = None if flat == "" else flat == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
+        # msm_scatter in this many passes of bucket ranges (each pass reads all scalars and
+        # writes the entries of its range). Env CUZK_MSM_SCATTER_PASSES.
+        self.msm_scatter_passes = int(os.environ.get("CUZK_MSM_SCATTER_PASSES", "1"))
         self.msm_affine_min = _AFF_MIN  # heavy-bucket entries before affine rounds pay (tests: 0)
         # Batch-affine rounds (msm_affine.cuh) before the XYZZ sums: each halves every bucket
         # with one shared inversion. Env CUZK_MSM_AFFINE_ROUNDS.
@@ -606,9 +609,15 @@ class CudaBackend(FrKernels):
         marks("scan")
         cursor = off[:nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
-        mod["msm_scatter"](
-            _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), cursor, entries)
-        )
+        passes = max(1, min(self.msm_scatter_passes, nb))
+        for k in range(passes):
+            lo, hi = nb * k // passes, nb * (k + 1) // passes
+            mod["msm_scatter"](
+                _grid(n),
+                (_BLOCK,),
+                (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), _u32(lo), _u32(hi), cursor,
+                 entries),
+            )  # fmt: skip
         marks("scatter")
         return _Digits(cw, nw, shared, nb, nwr, counts, off, entries, total, maxcnt)
 

@@ -123,14 +123,20 @@ __global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw
     });
 }
 
+// The entries of buckets [key_lo, key_hi) only: the backend may scatter in several passes of
+// bucket ranges so that the ranges' write positions (one partly written line per bucket) stay
+// in L2 (CudaBackend.msm_scatter_passes).
 template <class C, int G>
 __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
-                            uint32_t* cursor, uint32_t* entries) {
+                            uint32_t key_lo, uint32_t key_hi, uint32_t* cursor,
+                            uint32_t* entries) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t M = 1u << (c - 1);
     for_each_digit(scalars, i, c, nw, [&](int w, int d) {
-        const uint32_t pos = warp_atomic_inc(cursor, bucket_key(w, d, M, shared));
+        const uint32_t key = bucket_key(w, d, M, shared);
+        if (key < key_lo || key >= key_hi) return;
+        const uint32_t pos = warp_atomic_inc(cursor, key);
         const uint32_t row = shared ? i * (uint32_t)nw + w : i;
         entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
     });
