@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from cuzk.backends.cuda import _affine_pays, choose_window
+from cuzk.backends.cuda import _affine_pays, choose_window, scatter_passes
 from cuzk.curves import get_curve
 
 
@@ -69,3 +69,21 @@ def test_window_grows_with_size_and_g2_takes_wider_windows() -> None:
     assert all(3 <= w <= 22 for w in ws)
     # G2 additions cost ~3x more, so the per-bucket overhead weighs less: wider windows
     assert choose_window(1 << 20, 255, group=2) > choose_window(1 << 20, 255)
+
+
+def test_scatter_passes_follow_the_write_frontier() -> None:
+    """Dense scalars (uniform: ~13 entries each with tables) scatter in passes whose frontier of
+    one 128-byte line per bucket fits the L2: 2^19 buckets -> 2 passes on a 50 MiB L2,
+    2^21 -> 4 (the cap); small bucket sets and sparse scalars (a mostly-binary witness, here
+    the counts of real digit decompositions) one pass."""
+    l2 = 50 << 20
+    r = get_curve("bls12_381").r
+    rng = random.Random(11)
+    uniform = [rng.randrange(r) for _ in range(2000)]
+    bits = [rng.randrange(r) if rng.random() < 0.05 else rng.randrange(2) for _ in range(2000)]
+    n = len(uniform)
+    assert scatter_passes(1 << 19, sum(_bucket_counts(uniform, 20, 255)), n, l2) == 2
+    assert scatter_passes(1 << 21, sum(_bucket_counts(uniform, 22, 255)), n, l2) == 4
+    assert scatter_passes(1 << 15, 13 * n, n, l2) == 1
+    assert scatter_passes(1 << 19, sum(_bucket_counts(bits, 20, 255)), n, l2) == 1
+    assert scatter_passes(1 << 19, 13 * n, n, 16 << 20) == 4
