@@ -350,8 +350,8 @@ class FrKernels:
         (natural with gather) -> natural output. src is only read (the first pass writes dst,
         the later ones work in place there). scaling: (lo, hi, lb) of _scaling, applied in the
         first pass's load (pre; e = source index) or in the last pass's store (e = output
-        index). pointwise: (mode, pa, pb, zinv) of the last pass's store (fr_kernels.cuh pwm). single: a transform on
-        its own (fr_ntt), which may take other tiles (_shape)."""
+        index). pointwise: (mode, pa, pb, zinv) of the last pass's store (fr_kernels.cuh pwm).
+        single: a transform on its own (fr_ntt), which may take other tiles (_shape)."""
         shape = self._shape(logn, single)
         _, tile_log = self._tile_fn(c, shape[0])
         tw = self._stage_tw(c, omega, logn)
@@ -473,15 +473,14 @@ class FrKernels:
         self._tiled_coset(cv, ins[0], ea, omega, logn, self._scaling(cv, n_inv * R, shift, logn))
         eb = cp.empty((n, 4), dtype=cp.uint64)
         sc = self._scaling(cv, n_inv, shift, logn)
-        zinv = self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r))
-        sc_out = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
-        if not (coefficients and self.h_fold_c):
+        zinv = self._fr(cv).scalar(pow((pow(shift, n, r) - 1) % r, -1, r)) if coefficients else _NULL
+        if not (coefficients and self.h_fold_c):  # c to the coset too: (a·b − c)·zinv there
             self._tiled_coset(cv, ins[1], eb, omega, logn, sc)
             t = cp.empty((n, 4), dtype=cp.uint64)
-            pw = (1, ea, eb, zinv if coefficients else _NULL)
-            self._tiled_coset(cv, ins[2], t, omega, logn, sc, pointwise=pw)
+            self._tiled_coset(cv, ins[2], t, omega, logn, sc, pointwise=(1, ea, eb, zinv))
             if not coefficients:
                 return t
+            sc_out = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
             self._tiled(cv, t, ea, omega_inv, logn, gather=True, scaling=sc_out, pre=False)
             return ea
         self._tiled_coset(cv, ins[1], eb, omega, logn, sc, pointwise=(2, ea, _NULL, _NULL))
@@ -490,6 +489,7 @@ class FrKernels:
         self._tiled(cv, ins[2], cc, omega_inv, logn, gather=True, reduce=True, scaling=sc_c,
                     pre=False)  # fmt: skip
         out = ea  # a's coset values are spent: reuse the buffer
+        sc_out = self._scaling(cv, n_inv, pow(shift, -1, r), logn)
         self._tiled(cv, eb, out, omega_inv, logn, gather=True, scaling=sc_out, pre=False,
                     pointwise=(3, cc, _NULL, zinv))  # fmt: skip
         return out
