@@ -156,12 +156,18 @@ def bench_prove(
     tables: bool = False,
     streams: tuple[bool, ...] = (True,),
     modes: tuple = (None,),
+    reserve: int | None = 16 << 30,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
     MSM on the GPU, and assembly. With tables, the G1 queries get window tables first. Each
     value of streams times the kernel region with the MSMs concurrent (True) or in turn; each
-    of modes (a callable setting a bucket-sum mode and returning its row tag) over one key."""
+    of modes (a callable setting a bucket-sum mode and returning its row tag) over one key.
+    As in the engine, the key's G1 queries are resident before the tables are built, each
+    table only while `reserve` bytes stay free; reserve None: one untabled run first measures
+    the partition's working set (its uploads and the region's buffers), and the tables leave
+    1.15x that free. Rows report the working set of their last run (region_gib: the memory
+    pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
     from cuzk.groth16 import prover
 
@@ -182,18 +188,33 @@ def bench_prove(
     del syn0
     gpu._resident.pop(id(pk.b_g2), None)  # its device copy: room for the G1 tables
     cp.get_default_memory_pool().free_all_blocks()
-    built = {}
-    if tables:
-        for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
-            nbytes = gpu.precompute_msm(c, getattr(pk, name), 1, reserve=16 << 30)
-            built[name] = round(nbytes / 2**30, 1)
-        print(f"window tables (GiB): {built}", flush=True)
+    pool = cp.get_default_memory_pool()
+    for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
+        gpu.to_device(getattr(pk, name), keep=True)
+
     rng = np.random.default_rng(seed)
     wits = {"filecoin": w0}
     wr = rng.integers(0, 2**64, size=(circ.n_vars, 4), dtype=np.uint64)
     wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
     wr[0] = [1, 0, 0, 0]
     wits["random"] = wr
+    built = {}
+    if tables:
+        if reserve is None:  # an untabled run's working set (uploads and buffers), the
+            # uniform witness's: every MSM entry present
+            pool.free_all_blocks()
+            base = pool.total_bytes()
+            syn0 = prover.upload(prover.synthesize(pk, wr, gpu, check=False), gpu)
+            prover.kernels(pk, syn0, gpu, g2=False)
+            cp.cuda.Device().synchronize()
+            need = pool.total_bytes() - base
+            del syn0
+            reserve = int(1.15 * need)
+            print(f"working set without tables: {need / 2**30:.1f} GiB", flush=True)
+        for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
+            nbytes = gpu.precompute_msm(c, getattr(pk, name), 1, reserve=reserve)
+            built[name] = round(nbytes / 2**30, 1)
+        print(f"window tables (GiB, {reserve / 2**30:.1f} GiB reserve): {built}", flush=True)
     for conc, mode in ((v, m) for v in streams for m in modes):
         gpu.concurrent = conc
         tag = mode() if mode is not None else ""
@@ -201,17 +222,22 @@ def bench_prove(
             check = kind == "filecoin"
             names = ("synth", "kernels", "assemble", "total")
             phases: dict[str, list[float]] = {k: [] for k in names}
-            for i in range(reps + 1):  # the first run uploads the key (HOT tier) and is dropped
+            for i in range(reps + 1):  # the first run is a warm-up and is dropped
                 t0 = time.perf_counter()
                 syn = prover.synthesize(pk, w, gpu, check=check)
+                pool.free_all_blocks()
+                base = pool.total_bytes()
                 syn = prover.upload(syn, gpu)
                 cp.cuda.Device().synchronize()
+                mid = pool.total_bytes()
                 t1 = time.perf_counter()
                 if gpu.msm_profile is not None:
                     gpu.msm_profile.clear()
                 out = prover.kernels(pk, syn, gpu, g2=False)
                 cp.cuda.Device().synchronize()
                 t2 = time.perf_counter()
+                upload_gib, region_gib = (mid - base) / 2**30, (pool.total_bytes() - mid) / 2**30
+                del syn
                 prover.assemble(pk, out, 5, 7, gpu, b_g2=b2)
                 t3 = time.perf_counter()
                 if i:
@@ -235,6 +261,9 @@ def bench_prove(
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
                 tables_gib=built,
+                table_reserve_gib=round((reserve or 0) / 2**30, 1) if tables else None,
+                upload_gib=round(upload_gib, 2),
+                region_gib=round(region_gib, 2),
                 free_gib_after_tables=round(_free_device_bytes() / 2**30, 1),
                 g2_gpu_ms=round(g2_ms, 1),
                 affine_rounds=gpu.msm_affine_rounds,
@@ -281,6 +310,12 @@ def main() -> None:
         help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
+    ap.add_argument(
+        "--prove-reserve-gib",
+        default="16",
+        help="device memory the --prove tables leave free (GiB), or auto: 1.15x the working "
+        "set measured by an untabled run",
+    )
     ap.add_argument(
         "--prove-streams", default="1", help="1 (MSMs concurrent), 0 (in turn) or 1,0 for --prove"
     )
@@ -556,6 +591,9 @@ def main() -> None:
                 tables=args.prove_tables,
                 streams=tuple(bool(v) for v in _ints(args.prove_streams)),
                 modes=tuple(prove_mode(m) for m in pmodes),
+                reserve=None
+                if args.prove_reserve_gib == "auto"
+                else int(float(args.prove_reserve_gib) * 2**30),
             )
     result = {"info": info, "rows": rows}
     if args.out:

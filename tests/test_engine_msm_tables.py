@@ -53,6 +53,15 @@ class TableDevice(CpuBackend):
         self.msm_with_table: list[tuple[int, bool]] = []  # (id(points), had a table)
         self._resident: dict[int, np.ndarray] = {}
         self._tables: dict[int, Any] = {}
+        self.oom_with_tables = 0  # MSMs over a tabled array that run out of memory first
+        self.released = 0  # release_cached_memory calls
+
+    @staticmethod
+    def is_out_of_memory(exc: BaseException) -> bool:
+        return isinstance(exc, FakeDeviceOOM)
+
+    def release_cached_memory(self) -> None:
+        self.released += 1
 
     def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
         with self.lock:
@@ -75,8 +84,16 @@ class TableDevice(CpuBackend):
 
     def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         with self.lock:
-            self.msm_with_table.append((id(points), id(points) in self._tables))
+            tabled = id(points) in self._tables
+            self.msm_with_table.append((id(points), tabled))
+            if tabled and self.oom_with_tables > 0:
+                self.oom_with_tables -= 1
+                raise FakeDeviceOOM("out of device memory allocating 2 GiB")
         return super().g1_msm(curve, points, scalars)
+
+
+class FakeDeviceOOM(RuntimeError):
+    """What TableDevice raises for a failed device allocation (is_out_of_memory)."""
 
 
 class TableEngine(Engine):
@@ -264,5 +281,100 @@ def test_key_going_hot_takes_tables_of_idle_keys(
             assert status["other"]["device_table_bytes"] == 55 + 66 + 77 + 88
             assert eng.srs.tier(CID) == KeyTier.HOT  # still resident, only the tables went
         del first, second
+    finally:
+        eng.stop()
+
+
+def _gpu_end_details(eng: Engine, job_id: str) -> list[dict[str, str]]:
+    return [e.detail for e in eng.timeline.events(job_id) if e.event == "GPU_END"]
+
+
+@needs_native
+def test_out_of_memory_in_region_frees_own_tables_and_reruns(
+        circuit: SyntheticCircuit, pk: ProvingKey, caplog: pytest.LogCaptureFixture) -> None:
+    """Device memory runs out in the kernel region (a key's tables left too little for the
+    proof's buffers): the key's tables go, the region runs again, the proof verifies, and the
+    key's later proofs run without tables."""
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+    eng = start(circuit, pk, [11, 22, 33, 44])
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        eng.fake.oom_with_tables = 1
+        req = JobRequest(f"oom-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
+            job_id = eng.submit(req)
+            res = eng.await_job(job_id, timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
+        (handle,) = eng.srs.device_handle(CID)
+        assert handle.table_bytes == {}
+        del handle
+        assert eng.fake._tables == {} and eng.fake.released == 1
+        assert eng.srs.tier(CID) == KeyTier.HOT  # the resident points stay
+        assert [d.get("oom_retries") for d in _gpu_end_details(eng, job_id)] == ["1"]
+        assert "freed this key's MSM tables" in caplog.text
+        # the next proof of the key: no table, no rerun
+        before = len(eng.fake.msm_with_table)
+        req2 = JobRequest(f"oom2-{rng.randrange(1 << 30)}", CID,
+                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        job2 = eng.submit(req2)
+        res2 = eng.await_job(job2, timeout=300)
+        assert res2.state == JobState.COMPLETED, res2.error
+        assert not any(had for _, had in eng.fake.msm_with_table[before:])
+        assert [d.get("oom_retries") for d in _gpu_end_details(eng, job2)] == [None]
+    finally:
+        eng.stop()
+
+
+@needs_native
+def test_out_of_memory_takes_idle_keys_tables_first(
+        circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+    eng = start(circuit, pk, [11, 22, 33, 44])
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        eng.register_circuit("other", CircuitSpec(key=_copy_key(pk),
+                                                  witness_fn=circuit.witness_fn()))
+        eng.fake.replies = [55, 66, 77, 88]
+        assert eng.preload("other") == KeyTier.HOT
+        eng.fake.oom_with_tables = 1
+        req = JobRequest(f"oom-{rng.randrange(1 << 30)}", "other",
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        (first,) = eng.srs.device_handle(CID)
+        (second,) = eng.srs.device_handle("other")
+        assert first.table_bytes == {}  # the idle key's went
+        assert second.table_bytes == dict(zip(G1_QUERIES, (55, 66, 77, 88), strict=True))
+        del first, second
+    finally:
+        eng.stop()
+
+
+@needs_native
+def test_out_of_memory_with_nothing_to_free_fails_the_job(
+        circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    """No tables anywhere (or a failure that is not out of memory): no rerun, the job fails
+    with the error."""
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+    eng = start(circuit, pk, [11, 22, 33, 44])
+    try:
+        assert eng.preload(CID) == KeyTier.HOT
+        eng.fake.oom_with_tables = 3  # still out of memory after this key's tables are gone
+        orig = eng.fake.g1_msm
+
+        def oom_always(curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+            orig(curve, points, scalars)
+            raise FakeDeviceOOM("out of device memory allocating 2 GiB")
+
+        eng.fake.g1_msm = oom_always  # type: ignore[method-assign]
+        req = JobRequest(f"oom-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        job_id = eng.submit(req)
+        res = eng.await_job(job_id, timeout=300)
+        assert res.state == JobState.FAILED
+        assert "FakeDeviceOOM" in (res.error or "") and "out of device memory" in (res.error or "")
+        assert [d.get("oom_retries") for d in _gpu_end_details(eng, job_id)] == ["1"]
     finally:
         eng.stop()

@@ -589,6 +589,15 @@ class CudaBackend(FrKernels):
         self._tables[key] = _Table(ref, table, n, cw, nw)
         return need
 
+    @staticmethod
+    def is_out_of_memory(exc: BaseException) -> bool:
+        """exc is a failed device allocation (the engine then frees MSM tables and reruns)."""
+        return isinstance(exc, cp.cuda.memory.OutOfMemoryError)
+
+    def release_cached_memory(self) -> None:
+        """Return the memory pool's cached free blocks to the device."""
+        cp.get_default_memory_pool().free_all_blocks()
+
     def drop_msm_tables(self) -> None:
         """Free every precomputed window table."""
         self._tables.clear()

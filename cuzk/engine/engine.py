@@ -330,15 +330,15 @@ class Engine:
                      ", ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in handle.table_bytes.items()),
                      sum(handle.table_bytes.values()) / 2**30)
 
-    def _drop_idle_tables(self, device: str, be: Any) -> bool:
+    def _drop_idle_tables(self, device: str, be: Any, why: str = "a key going HOT") -> bool:
         """Free the MSM tables of the least recently used idle HOT key on this backend; False
         when no idle key has any. That key stays HOT (resident points, no tables)."""
         for handles in self.srs.idle_device_handles():
             for h in handles if isinstance(handles, list) else [handles]:
                 if isinstance(h, _DeviceKey) and h.backend is be and h.table_bytes:
                     freed = h.drop_tables()
-                    log.info("%s: freed %.2f GiB of MSM tables of an idle key for a key going "
-                             "HOT", device, freed / 2**30)
+                    log.info("%s: freed %.2f GiB of MSM tables of an idle key for %s", device,
+                             freed / 2**30, why)
                     return True
         return False
 
@@ -731,15 +731,27 @@ class Engine:
         t_acq = lock.acquire(w.name)
         self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx, worker=w.name,
                            device=w.device)
+        retries = 0  # kernel-region reruns after running out of device memory
         try:
-            with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()):
-                outputs = ph.kernels(pk, dev_syn, backend, not cfg.g2_on_cpu)
-                if kstream is not None:
-                    kstream.synchronize()
+            while True:
+                try:
+                    with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()):
+                        outputs = ph.kernels(pk, dev_syn, backend, not cfg.g2_on_cpu)
+                        if kstream is not None:
+                            kstream.synchronize()
+                    break
+                except Exception as exc:
+                    # The region allocates its working buffers as it goes; out of device memory,
+                    # MSM tables (which only speed proofs up) make room and the region runs
+                    # again. It writes nothing it reads, so a rerun proves the same.
+                    if not self._make_device_room(w, job, idx, backend, exc):
+                        raise
+                    retries += 1
         finally:
             t_rel = lock.release(w.name, t_acq)
+            extra = {"oom_retries": retries} if retries else {}
             self.timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx,
-                               worker=w.name, device=w.device, ms=t_rel - t_acq)
+                               worker=w.name, device=w.device, ms=t_rel - t_acq, **extra)
             self.timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))
             job.add_time("gpu_ms", t_rel - t_acq, self._lock)
         del dev_syn
@@ -775,6 +787,35 @@ class Engine:
                            device=w.device, ms=self.timeline.now_ms() - job.t_submit)
         if complete:
             self._finish(job, JobState.COMPLETED, None)
+
+    def _make_device_room(self, w: _Worker, job: _Job, idx: int, backend: Any,
+                          exc: BaseException) -> bool:
+        """After `exc` in a kernel region: True when it was the device running out of memory
+        and MSM tables were freed for a rerun (an idle HOT key's first, least recently used,
+        then this proof's own key's); False when it was something else or nothing is left to
+        free."""
+        oom = getattr(backend, "is_out_of_memory", None)
+        if not callable(oom) or not oom(exc):
+            return False
+        freed = self._drop_idle_tables(w.device, backend, "a kernel region out of device memory")
+        if not freed:
+            handles = self.srs.device_handle(job.request.circuit_id)
+            for h in handles if isinstance(handles, list) else [handles]:
+                if isinstance(h, _DeviceKey) and h.backend is backend and h.table_bytes:
+                    gib = h.drop_tables() / 2**30
+                    log.warning("%s: out of device memory in the kernel region of job %s "
+                                "partition %d; freed this key's MSM tables (%.2f GiB), its "
+                                "later proofs run without them", w.device, job.job_id, idx, gib)
+                    freed = True
+                    break
+        if not freed:
+            return False
+        release = getattr(backend, "release_cached_memory", None)
+        if callable(release):
+            release()
+        log.warning("%s: job %s partition %d: %s; rerunning the kernel region", w.device,
+                    job.job_id, idx, exc)
+        return True
 
     def _host_backend(self, backend: Any) -> Any:
         return self._g2_backend if _on_device(backend) else backend
