@@ -378,3 +378,26 @@ def test_out_of_memory_with_nothing_to_free_fails_the_job(
         assert [d.get("oom_retries") for d in _gpu_end_details(eng, job_id)] == ["1"]
     finally:
         eng.stop()
+
+
+@needs_native
+def test_large_domain_raises_the_table_reserve(circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    """A key's tables leave room for its proofs' working set (REGION_BYTES_PER_CONSTRAINT per
+    constraint of its domain) when that is above the configured reserve; only going HOT here,
+    so the domain size need not match the circuit."""
+    import dataclasses
+
+    from cuzk.engine.engine import REGION_BYTES_PER_CONSTRAINT, table_reserve_bytes
+
+    big = dataclasses.replace(_copy_key(pk), domain_size=1 << 26)
+    assert table_reserve_bytes(16 << 30, big) == REGION_BYTES_PER_CONSTRAINT << 26 > 16 << 30
+    assert table_reserve_bytes(16 << 30, pk) == 16 << 30  # small keys: the configured one
+    assert table_reserve_bytes(200 << 30, big) == 200 << 30
+    eng = TableEngine(EngineConfig(devices=["cpu"], backend="cpu"), phases=ProverPhases()).start()
+    try:
+        eng.fake.replies = [1, 2, 3, 4]
+        eng.register_circuit("big", CircuitSpec(key=big, witness_fn=circuit.witness_fn()))
+        assert eng.preload("big") == KeyTier.HOT
+        assert [r for _, r in eng.fake.calls] == [REGION_BYTES_PER_CONSTRAINT << 26] * 4
+    finally:
+        eng.stop()

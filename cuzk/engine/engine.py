@@ -296,30 +296,31 @@ class Engine:
     _TABLE_ORDER = ("h_g1", "l_g1", "a_g1", "b_g1")
 
     def _build_msm_tables(self, device: str, be: Any, pk: Any, handle: _DeviceKey) -> None:
-        """Precomputed window tables for the key's G1 queries, while they fit beside
-        msm_table_reserve_bytes of free device memory; recorded on the key's device handle."""
+        """Precomputed window tables for the key's G1 queries, while they fit beside the
+        reserve (table_reserve_bytes) of free device memory; recorded on the key's handle."""
         cfg = self.config
         build = getattr(be, "precompute_msm", None)
         if not cfg.msm_tables or not callable(build):
             return
+        reserve = table_reserve_bytes(cfg.msm_table_reserve_bytes, pk)
         for name in self._TABLE_ORDER:
             arr = getattr(pk, name)
             if int(arr.shape[0]) == 0:
                 continue  # nothing to precompute; 0 from the backend would mean "no room"
             t0 = time.monotonic()
             try:
-                nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
+                nbytes = int(build(pk.curve, arr, reserve=reserve))
                 # No room: take the tables of idle HOT keys (least recently used first); the
                 # key being loaded is about to be used, they are not.
                 while nbytes <= 0 and self._drop_idle_tables(device, be):
-                    nbytes = int(build(pk.curve, arr, reserve=cfg.msm_table_reserve_bytes))
+                    nbytes = int(build(pk.curve, arr, reserve=reserve))
             except Exception as exc:  # tables only speed proofs up: the key still goes HOT
                 log.warning("%s: MSM table for %s failed: %s: %s", device, name,
                             type(exc).__name__, exc)
                 break
             if nbytes <= 0:
                 log.info("%s: no MSM table for %s (would leave less than %.1f GiB free)",
-                         device, name, cfg.msm_table_reserve_bytes / 2**30)
+                         device, name, reserve / 2**30)
                 break
             handle.add_table(name, arr, nbytes)
             # Seconds per table at 2^24..2^26 points: say each one as it lands.
@@ -827,6 +828,22 @@ class Engine:
         msg = f"partition {idx}: {stage} failed: {type(exc).__name__}: {exc}"
         log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
         self._finish(job, JobState.FAILED, msg)
+
+
+# Device memory one proof of a key needs beside its resident points and tables, per constraint
+# of its domain: the partition's uploads (a, b, c, w) and the kernel region's buffers (h's
+# transforms, the MSMs' digit sorts and partial sums). Measured on the H200 with the four G1
+# MSMs concurrent and a uniform witness (the most MSM entries): 11.5 GiB at 2^24 (735 B per
+# constraint), 52.9 GiB at 2^26 (847 B); mostly-binary witnesses and MSMs in turn need less
+# (NOTES, GPU round 7). 1 KiB keeps a margin for the memory pool's fragmentation.
+REGION_BYTES_PER_CONSTRAINT = 1024
+
+
+def table_reserve_bytes(configured: int, pk: Any) -> int:
+    """Free device memory MSM tables must leave for a key's proofs: the configured
+    msm_table_reserve_bytes, or more for large domains (a 2^26 key's proofs need ~53 GiB)."""
+    n = int(getattr(pk, "domain_size", 0) or 0)
+    return max(int(configured), REGION_BYTES_PER_CONSTRAINT * n)
 
 
 class _SpanCtx:
