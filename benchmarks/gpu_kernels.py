@@ -198,7 +198,8 @@ def bench_prove(
     wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
     wr[0] = [1, 0, 0, 0]
     wits["random"] = wr
-    built = {}
+    built: dict[str, float] = {}
+    shapes: dict[str, str] = {}
     if tables:
         if reserve is None:  # an untabled run's working set (uploads and buffers), the
             # uniform witness's: every MSM entry present
@@ -214,7 +215,11 @@ def bench_prove(
         for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
             nbytes = gpu.precompute_msm(c, getattr(pk, name), 1, reserve=reserve)
             built[name] = round(nbytes / 2**30, 1)
-        print(f"window tables (GiB, {reserve / 2**30:.1f} GiB reserve): {built}", flush=True)
+            tab = gpu._tables.get(id(getattr(pk, name)))
+            if nbytes and tab is not None:
+                shapes[name] = f"c={tab.c} stride={tab.stride} rows={tab.rows}"
+        print(f"window tables (GiB, {reserve / 2**30:.1f} GiB reserve): {built} {shapes}",
+              flush=True)
     for conc, mode in ((v, m) for v in streams for m in modes):
         gpu.concurrent = conc
         tag = mode() if mode is not None else ""
@@ -261,6 +266,7 @@ def bench_prove(
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
                 tables_gib=built,
+                table_shapes=shapes,
                 table_reserve_gib=round((reserve or 0) / 2**30, 1) if tables else None,
                 upload_gib=round(upload_gib, 2),
                 region_gib=round(region_gib, 2),

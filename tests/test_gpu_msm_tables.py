@@ -51,15 +51,16 @@ def _scalars(rng: random.Random, r: int, n: int, kind: str) -> list[int]:
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("group", (1, 2))
-@pytest.mark.parametrize("window", (8, 13))
-def test_table_msm_small_matches_reference(gpu, rng, curve, group, window):
-    """Infinity, repeated and opposite points, edge scalars: same bits as the reference."""
+@pytest.mark.parametrize("window,stride", ((8, 1), (13, 1), (8, 3), (13, 4)))
+def test_table_msm_small_matches_reference(gpu, rng, curve, group, window, stride):
+    """Infinity, repeated and opposite points, edge scalars: same bits as the reference, with
+    a row per window and with strided tables (every k-th window, k bucket sets)."""
     c = get_curve(curve)
     pts = _edge_points(
         gpu, c, group, rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14), rng
     )
     n = len(pts)
-    assert gpu.precompute_msm(c, pts, group, window=window) > 0
+    assert gpu.precompute_msm(c, pts, group, window=window, stride=stride) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
     for kind in ("edge", "bits"):
         s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
@@ -80,9 +81,13 @@ def test_table_msm_large_by_discrete_log(gpu, rng, curve, kind):
     plain = cp.asnumpy(gpu.g1_msm(c, pts, sd))
     assert gpu.precompute_msm(c, pts, 1) > 0
     tabled = cp.asnumpy(gpu.g1_msm(c, pts, sd))
+    gpu.drop_msm_tables()
+    assert gpu.precompute_msm(c, pts, 1, stride=5) > 0
+    strided = cp.asnumpy(gpu.g1_msm(c, pts, sd))
     total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
     want = _points(gpu, c, 1, [total])[0]
     assert np.array_equal(tabled, want)
+    assert np.array_equal(strided, want)
     assert np.array_equal(plain, want)
 
 

@@ -393,14 +393,18 @@ def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("group", GROUPS)
-@pytest.mark.parametrize("window", (7, 10))
-def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, window):
+@pytest.mark.parametrize("window,stride", ((7, 1), (10, 1), (7, 3), (10, 4), (9, 29)))
+def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, window, stride):
     """precompute_msm's msm_table_build, then MSMs whose entries name table rows (one bucket
-    set for all windows); msm_tables = False ignores the table and gives the same result."""
+    set for all windows; with a stride k, rows for every k-th window and k bucket sets, the
+    last row covering fewer windows when k does not divide them; a stride of all windows is
+    one row); msm_tables = False ignores the table and gives the same result."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
     nw = c.fr_r_bits // window + 1
-    assert backend.precompute_msm(c, pts, group, window=window) == nw * pts.nbytes
+    rows = -(-nw // min(stride, nw))
+    got = backend.precompute_msm(c, pts, group, window=window, stride=stride)
+    assert got == rows * pts.nbytes
     assert backend.launched["msm_table_build"] == 1
     monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
     for kind, seg, flat, passes in (("edge", 3, False, 1), ("bits", 16, False, 2),
@@ -536,6 +540,47 @@ def test_digit_sort_matches_reference(backend, rng, shared, kind):
         assert got == want
 
 
+def test_precompute_msm_takes_a_stride_when_rows_do_not_fit(backend, cpu, rng, monkeypatch):
+    """Without a forced shape: every window a row when that fits; with room for fewer rows the
+    cheapest stride by the cost model (choose_table_shape), whose MSMs equal the CPU's; none
+    when no stride beats the MSM without tables."""
+    c = get_curve("bn254")
+    n = 64
+    pts = random_points(cpu, c, 1, n, rng)
+    row = pts.nbytes
+    cw, k = cuda.choose_table_shape(n, c.fr_r_bits, None)
+    nw = c.fr_r_bits // cw + 1
+    assert k == 1
+    backend.dev.cuda.runtime.free = nw * row  # room for every row
+    assert backend.precompute_msm(c, pts, 1, reserve=0) == nw * row
+    monkeypatch.setattr(cuda, "_untabled_cost", lambda n, bits: 1 << 62)  # tables always pay
+    for max_rows in (5, 2, 1):
+        backend.drop_msm_tables()
+        backend.dev.cuda.runtime.free = max_rows * row + row // 2
+        cw, k = cuda.choose_table_shape(n, c.fr_r_bits, max_rows)
+        assert k > 1 and -(-(c.fr_r_bits // cw + 1) // k) <= max_rows
+        got = backend.precompute_msm(c, pts, 1, reserve=0)
+        tab = backend._tables[id(pts)]
+        assert (tab.c, tab.stride, got) == (cw, k, tab.rows * row)
+        _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, n, "uniform"))
+    monkeypatch.setattr(cuda, "_untabled_cost", lambda n, bits: 0)  # tables never pay
+    backend.drop_msm_tables()
+    assert backend.precompute_msm(c, pts, 1, reserve=0) == 0
+    # unlimited room keeps the old choice: one row per window of choose_table_window
+    assert cuda.choose_table_window(1 << 24, 255) == 20
+
+
+def test_table_shape_model_at_h200_sizes():
+    """The model's choices at the partition sizes measured on the H200: every row at 2^24
+    (c = 20) and 2^26 (c = 22, 72 GiB for H); at 2^26 with room for 4 rows (~24 GiB) the 13
+    windows of c = 20 in rows of 4 (4 bucket sets), ~9 % cheaper than no tables by the model;
+    no table with room for one row (a copy of the points)."""
+    assert cuda.choose_table_shape(1 << 24, 255, None) == (20, 1)
+    assert cuda.choose_table_shape(1 << 26, 255, None) == (22, 1)
+    assert cuda.choose_table_shape(1 << 26, 255, 4) == (20, 4)
+    assert cuda.choose_table_shape(1 << 26, 255, 1) == (0, 0)
+
+
 def test_precompute_msm_without_room(backend, cpu, rng):
     """A table that would not leave the reserve free is not built; MSMs still run without."""
     c = get_curve("bn254")
@@ -614,8 +659,8 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
     sets = [a, b, lpts]
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     if tables:
-        for pts in sets:
-            assert backend.precompute_msm(c, pts, 1, window=7) > 0
+        for pts in sets:  # a stride: 3 bucket sets, rows skipped for L are rows, not windows
+            assert backend.precompute_msm(c, pts, 1, window=7, stride=3) > 0
     _force_affine_rounds(monkeypatch)
     configs = (("bits", "4", True, 0), ("edge", "4", False, 0), ("uniform", "1000", None, 0),
                ("bits", "4", None, 3))  # fmt: skip

@@ -215,12 +215,33 @@ def choose_window(n: int, bits: int, group: int = 1) -> int:
 def choose_table_window(n: int, bits: int) -> int:
     """Window width for precomputed window tables: all windows share one bucket set, so the
     cost is windows·n additions plus K per bucket once (K = 20 as in choose_window)."""
-    best, best_cost = 8, None
+    return choose_table_shape(n, bits, None)[0]
+
+
+def _untabled_cost(n: int, bits: int) -> int:
+    c = choose_window(n, bits)
+    return (bits // c + 1) * (n + 20 * (1 << (c - 1)))
+
+
+def choose_table_shape(n: int, bits: int, max_rows: int | None) -> tuple[int, int]:
+    """(window c, stride k) of the cheapest tables with at most max_rows rows per point (None:
+    no limit), by the cost model of choose_window: windows·n additions plus K = 20 per bucket
+    of the k bucket sets. (0, 0) when no shape beats the MSM without tables by 3 %: with few
+    rows the bucket sets multiply. The model matched the H200 at 2^26: tables c = 22 (one set)
+    405 ms against 483 without, predicted −16 %, measured −16 %."""
+    best, best_cost = (0, 0), None
     for c in range(8, 24):
         nw = bits // c + 1
-        cost = nw * n + 20 * (1 << (c - 1))
-        if best_cost is None or cost < best_cost:
-            best, best_cost = c, cost
+        for k in range(1, nw + 1):
+            rows = -(-nw // k)
+            if max_rows is not None and rows > max_rows:
+                continue
+            cost = nw * n + 20 * k * (1 << (c - 1))
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (c, k), cost
+            break  # the smallest k that fits is the cheapest for this c
+    if best_cost is None or (max_rows is not None and best_cost > 0.97 * _untabled_cost(n, bits)):
+        return 0, 0
     return best
 
 
@@ -265,10 +286,15 @@ class _Strong:
 
 
 class _Table:
-    """Precomputed window tables of one base array (see msm_table_build)."""
+    """Precomputed window tables of one base array (see msm_table_build): `rows` rows per
+    point, row r = 2^(c·stride·r)·P, for scalars of nw windows of c bits. Stride 1: a row per
+    window, one bucket set; stride k: every k-th window, k bucket sets (kernels.cu bucket_key)
+    in 1/k of the memory."""
 
-    def __init__(self, owner: Any, table: Any, n: int, c: int, nw: int) -> None:
+    def __init__(self, owner: Any, table: Any, n: int, c: int, nw: int, stride: int = 1) -> None:
         self.owner, self.table, self.n, self.c, self.nw = owner, table, n, c, nw
+        self.stride = stride
+        self.rows = -(-nw // stride)
 
     @property
     def nbytes(self) -> int:
@@ -552,13 +578,17 @@ class CudaBackend(FrKernels):
         group: int = 1,
         window: int | None = None,
         reserve: int = 2 << 30,
+        stride: int | None = None,
     ) -> int:
         """Build precomputed window tables for a fixed base array (a proving key's query) and
         use them in every later MSM over that same array object. Returns the table's bytes,
         or 0 when it would leave less than `reserve` bytes of device memory free.
 
         The tables hold 2^(c·w)·P for every window w: nw times the points' memory (13x for
-        BLS12-381 G1 at c = 20). The table lives as long as the array does.
+        BLS12-381 G1 at c = 20). When those do not fit, every k-th window's (a stride: k bucket
+        sets instead of one), if the cost model says that still beats no tables
+        (choose_table_shape). window / stride force a shape. The table lives as long as the
+        array does.
         """
         c = get_curve(curve)
         fw = c.limbs * group
@@ -568,17 +598,32 @@ class CudaBackend(FrKernels):
         hit = self._tables.get(id(points))
         if hit is not None and hit.owner() is points:
             return hit.nbytes
-        cw = window or choose_table_window(n, c.fr_r_bits)
+        row_bytes = n * 2 * fw * 8
+        room = _free_device_bytes() - reserve
+        if window:
+            cw, k = window, stride or 1
+        else:
+            # every window a row when that fits; else a stride: fewer rows, more bucket sets
+            cw, k = choose_table_shape(n, c.fr_r_bits, None)
+            if (-(-(c.fr_r_bits // cw + 1) // k)) * row_bytes > room:
+                cw, k = choose_table_shape(n, c.fr_r_bits, max(0, room) // row_bytes)
+            if stride:
+                k = stride
+            if not cw:
+                return 0
         nw = c.fr_r_bits // cw + 1
-        if nw * n >= 1 << 31 or nw > 40:
-            raise ValueError(f"window tables of {nw} x {n} rows are too large")
-        need = nw * n * 2 * fw * 8
-        if need + reserve > _free_device_bytes():
+        k = min(k, nw)
+        rows = -(-nw // k)
+        if rows * n >= 1 << 31 or rows > 40:
+            raise ValueError(f"window tables of {rows} x {n} rows are too large")
+        need = rows * row_bytes
+        if need > room:
             return 0
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        table = cp.empty((nw * n, 2 * fw), dtype=cp.uint64)
+        table = cp.empty((rows * n, 2 * fw), dtype=cp.uint64)
         mod = self.module(c, "msm", group)
-        mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw), _i32(nw), table))
+        # rows 2^(cw·k·r)·P: the build's row step is cw·k doublings
+        mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw * k), _i32(rows), table))
         # One-time work (seconds at 2^24+): wait for it, so callers can time and report it.
         cp.cuda.get_current_stream().synchronize()
         key = id(points)
@@ -586,7 +631,7 @@ class CudaBackend(FrKernels):
             ref: Any = weakref.ref(points, lambda _r: self._tables.pop(key, None))
         except TypeError:  # not weak-referenceable: the table keeps the array alive
             ref = _Strong(points)
-        self._tables[key] = _Table(ref, table, n, cw, nw)
+        self._tables[key] = _Table(ref, table, n, cw, nw, k)
         return need
 
     @staticmethod
@@ -618,8 +663,10 @@ class CudaBackend(FrKernels):
         """(c, windows, shared, buckets, window sums) of an MSM over n scalars."""
         bits = c.fr_r_bits
         if tab is not None:
-            # One bucket set for all windows, entries name table rows; no Horner at the end.
-            return tab.c, tab.nw, 1, 1 << (tab.c - 1), 1
+            # One bucket set per window class w mod stride, entries name table rows; Horner
+            # over the stride's sets at the end (none for stride 1).
+            k = tab.stride
+            return tab.c, tab.nw, k, k << (tab.c - 1), k
         cw = int(os.environ.get("CUZK_MSM_WINDOW", "0")) or choose_window(n, bits, group)
         nw = bits // cw + 1
         if nw * n >= 1 << 32:
@@ -767,13 +814,13 @@ class CudaBackend(FrKernels):
         tabs = [self._table_of(p, int(p.shape[0])) for p in point_sets]
         groups: dict[Any, list[int]] = {}
         for j, t in enumerate(tabs):
-            groups.setdefault((t.c, t.nw) if t is not None else None, []).append(j)
+            groups.setdefault((t.c, t.nw, t.stride) if t is not None else None, []).append(j)
         tasks: list[Callable[[], Any]] = [
             lambda p=pts: self.g1_msm(c, p, scalars[n - int(p.shape[0]) :]) for pts in point_sets
         ]
         sc = None
         for kind, members in groups.items():
-            nw_rows = kind[1] if kind is not None else 1
+            nw_rows = tabs[members[0]].rows if kind is not None else 1
             # entries hold the row below the sign bit
             if not self.msm_share_sort or len(members) < 2 or n * nw_rows >= 1 << 31:
                 continue
@@ -818,7 +865,7 @@ class CudaBackend(FrKernels):
             dg = digits(marks)
             src = tab.table if tab is not None else self.to_device(pts, keep=m >= _KEEP_MIN)
             src = src.reshape(-1, 2 * c.limbs)
-            skip = (n - m) * (tab.nw if tab is not None else 1)
+            skip = (n - m) * (tab.rows if tab is not None else 1)
             out = self._bucket_sums(c, 1, self.module(c, "msm", 1), src, dg, skip, marks, m)
             return self._out(like, out)
 

@@ -75,11 +75,19 @@ __device__ __forceinline__ int window_digit(const uint64_t* s, int w, int c, int
 // the windows and writes the affine result. Scalars 0 add nothing; scalars 1 all land in
 // bucket (0, 1), whose chunks are summed in parallel like a batch addition.
 
-// Bucket key of digit d of window w: one bucket set per window, or (shared, with precomputed
-// window tables) one set for all windows, the entry then naming table row i·nw + w.
+// Bucket key of digit d of window w: one bucket set per window (shared 0), or, with
+// precomputed window tables of stride shared = k (row r of point i holds 2^(c·k·r)·P_i), one
+// set per window class w mod k, the entry then naming table row i·rows + w / k
+// (table_row; rows = ceil(nw / k)). k = 1: one set for all windows, a row per window.
 __device__ __forceinline__ uint32_t bucket_key(int w, int d, uint32_t M, int shared) {
     uint32_t mag = d < 0 ? -d : d;
-    return (shared ? 0u : (uint32_t)w * M) + mag - 1;
+    const uint32_t set = shared == 1 ? 0u : shared ? (uint32_t)(w % shared) : (uint32_t)w;
+    return set * M + mag - 1;
+}
+
+__device__ __forceinline__ uint32_t table_row(uint32_t i, int w, int nw, int shared) {
+    if (shared == 1) return i * (uint32_t)nw + w;
+    return i * (uint32_t)((nw + shared - 1) / shared) + (uint32_t)(w / shared);
 }
 
 // atomicAdd(&ctr[key], 1) for every active lane; returns the lane's slot. Key 0 (digit ±1:
@@ -137,7 +145,7 @@ __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, 
         const uint32_t key = bucket_key(w, d, M, shared);
         if (key < key_lo || key >= key_hi) return;
         const uint32_t pos = warp_atomic_inc(cursor, key);
-        const uint32_t row = shared ? i * (uint32_t)nw + w : i;
+        const uint32_t row = shared ? table_row(i, w, nw, shared) : i;
         entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
     });
 }
