@@ -53,3 +53,21 @@ timeout $(( 590 - ($(date +%s) - t0) )) python3 $B --out $OUT/p26t.json --profil
   --prove 26 --prove-tables --prove-reserve-gib auto --prove-streams 1,0 --reps 2 > $OUT/p26t.log 2>&1; tail -4 $OUT/p26t.log
 grep -h "working set\|window tables" $OUT/*.log
 echo "all done $(( $(date +%s) - t0 )) s"
+# ---- call 3
+#!/usr/bin/env bash
+# Round 7 call 3: GPU tests (strided tables included), the tabled 2^24 MSM (stride 1: the
+# sort's new bucket_key must cost nothing), the 2^26 partition with tables beside its
+# measured working set (a strided H table).
+set -uo pipefail
+pip install -q --no-deps --no-index .whl/*.whl 2>&1 | grep -v WARNING | tail -2
+export CUBIN_DIR=.devtree/cubins SKIP_WARM=1 GPU_TEST_TIMEOUT=200
+export GPU_TESTS="tests/test_gpu_msm_tables.py tests/test_gpu_prove.py tests/test_gpu_backend.py"
+t0=$(date +%s)
+timeout 330 bash benchmarks/gpu_call.sh --profile --msm "" --msm-host "" --g2 "" --h "" --ntt "" \
+  --msm-table 24 --msm-sum auto --reps 5 2>&1 | grep -v "^| g1_msm" | tail -12
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD CUZK_CUDA_CUBIN_DIR=$PWD/.devtree/cubins
+timeout $(( 585 - ($(date +%s) - t0) )) python3 benchmarks/gpu_kernels.py --out $OUT/p26s.json --profile \
+  --msm "" --msm-host "" --g2 "" --h "" --ntt "" --prove 26 --prove-tables --prove-reserve-gib auto \
+  --prove-streams 1 --reps 2 > $OUT/p26s.log 2>&1; tail -3 $OUT/p26s.log
+grep -h "working set\|window tables" $OUT/p26s.log
+echo "all done $(( $(date +%s) - t0 )) s"
