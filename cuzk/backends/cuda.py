@@ -218,6 +218,11 @@ def choose_table_window(n: int, bits: int) -> int:
     return choose_table_shape(n, bits, None)[0]
 
 
+def table_rows(nw: int, stride: int) -> int:
+    """Rows per point of window tables of stride k over nw windows: every k-th window's."""
+    return -(-nw // stride)
+
+
 def _untabled_cost(n: int, bits: int) -> int:
     c = choose_window(n, bits)
     return (bits // c + 1) * (n + 20 * (1 << (c - 1)))
@@ -233,7 +238,7 @@ def choose_table_shape(n: int, bits: int, max_rows: int | None) -> tuple[int, in
     for c in range(8, 24):
         nw = bits // c + 1
         for k in range(1, nw + 1):
-            rows = -(-nw // k)
+            rows = table_rows(nw, k)
             if max_rows is not None and rows > max_rows:
                 continue
             cost = nw * n + 20 * k * (1 << (c - 1))
@@ -294,7 +299,7 @@ class _Table:
     def __init__(self, owner: Any, table: Any, n: int, c: int, nw: int, stride: int = 1) -> None:
         self.owner, self.table, self.n, self.c, self.nw = owner, table, n, c, nw
         self.stride = stride
-        self.rows = -(-nw // stride)
+        self.rows = table_rows(nw, stride)
 
     @property
     def nbytes(self) -> int:
@@ -605,7 +610,7 @@ class CudaBackend(FrKernels):
         else:
             # every window a row when that fits; else a stride: fewer rows, more bucket sets
             cw, k = choose_table_shape(n, c.fr_r_bits, None)
-            if (-(-(c.fr_r_bits // cw + 1) // k)) * row_bytes > room:
+            if table_rows(c.fr_r_bits // cw + 1, k) * row_bytes > room:
                 cw, k = choose_table_shape(n, c.fr_r_bits, max(0, room) // row_bytes)
             if stride:
                 k = stride
@@ -613,7 +618,7 @@ class CudaBackend(FrKernels):
                 return 0
         nw = c.fr_r_bits // cw + 1
         k = min(k, nw)
-        rows = -(-nw // k)
+        rows = table_rows(nw, k)
         if rows * n >= 1 << 31 or rows > 40:
             raise ValueError(f"window tables of {rows} x {n} rows are too large")
         need = rows * row_bytes
