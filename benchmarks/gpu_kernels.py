@@ -313,7 +313,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -388,6 +388,7 @@ def main() -> None:
     chunk0 = os.environ.get("CUZK_MSM_CHUNK")
     affine_pays0 = cuda_backend._affine_pays
     scatter0 = gpu.msm_scatter_passes
+    task_chunk0, items_inl0 = gpu.msm_task_chunk, gpu.msm_items_inl
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -396,8 +397,10 @@ def main() -> None:
         # chunks across bucket boundaries in the first bucket-sum level always / never; by
         # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
         # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK), pN (the digit scatter in N
-        # passes of bucket ranges)
+        # passes of bucket ranges), oN (the first per-bucket level's tasks of N entries in two
+        # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
+        gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
         gpu.msm_scatter_passes = scatter0
         cuda_backend._affine_pays = affine_pays0
@@ -407,6 +410,10 @@ def main() -> None:
         for tok in m.split("+"):
             if tok[:1] == "t" and tok[1:].isdigit():
                 os.environ["CUZK_MSM_CHUNK"] = tok[1:]
+            elif tok[:1] == "o" and tok[1:].isdigit():
+                gpu.msm_task_chunk = int(tok[1:])
+            elif tok == "iinl":
+                gpu.msm_items_inl = True
             elif tok[:1] == "p" and tok[1:].isdigit():
                 gpu.msm_scatter_passes = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():

@@ -216,6 +216,10 @@ class FakeCupy:
         return np.cumsum(a, dtype=dtype, out=out)
 
     @staticmethod
+    def argsort(a) -> _DevArray:
+        return _dev(np.argsort(np.asarray(a), kind="stable"))
+
+    @staticmethod
     def stack(arrays) -> _DevArray:
         return _dev(np.stack([np.asarray(a) for a in arrays]))
 
@@ -448,6 +452,47 @@ def test_msm_affine_rounds(backend, cpu, rng, monkeypatch, curve, group, tables)
     assert backend.launched["msm_aff_inv_expand"] == backend.launched["msm_aff_inv_reduce"]
 
 
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("tables", (False, True))
+def test_sorted_task_runs(backend, cpu, rng, monkeypatch, curve, tables):
+    """msm_task_chunk: the first per-bucket level's tasks in two runs (every full task, then
+    the short ones longest first), chunks that divide some buckets' counts exactly (no short
+    task), leave most with one, or exceed every bucket (short tasks only), with later levels of
+    4; the threads in reverse too. Each MSM equals the CPU's; the skewed witness still takes
+    flat chunks."""
+    c = get_curve(curve)
+    pts = _edge_points(cpu, c, 1, _n(1, rng, tables), rng)
+    if tables:
+        assert backend.precompute_msm(c, pts, 1, window=7) > 0
+    else:
+        monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    for chunk, kind, rev in ((1, "uniform", 0), (3, "edge", 1), (5, "uniform", 0),
+                             (16, "edge", 0), (1000, "uniform", 1)):  # fmt: skip
+        backend.msm_task_chunk = chunk
+        for lib in backend.libs.values():
+            lib.h_set_reverse(rev)
+        _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), kind))
+    assert backend.launched["msm_acc_entries_sorted_inl"] == 5
+    assert not backend.launched["msm_acc_entries_tasks_inl"]
+    backend.msm_items_inl, backend.msm_task_chunk = True, 3  # and the inlined partial sums
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "edge"))
+    assert backend.launched["msm_acc_items_tasks_inl"]
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "bits"))
+    assert backend.launched["msm_acc_entries_flat_inl"] == 1
+
+
+def test_task_runs_order(monkeypatch):
+    """_task_runs: full tasks' prefix per bucket, short tasks by length (longest first),
+    buckets without one last."""
+    monkeypatch.setattr(cuda, "cp", FakeCupy())
+    counts = np.array([9, 0, 4, 7, 8, 3], dtype=np.uint32)
+    full_off, ids = cuda._task_runs(counts, 6, 4)
+    assert full_off.tolist() == [0, 2, 2, 3, 4, 6, 6]
+    rem = [int(counts[b]) % 4 for b in ids]
+    assert rem[:3] == [3, 3, 1] and set(ids[:3].tolist()) == {0, 3, 5} and rem[3:] == [0, 0, 0]
+
+
 @pytest.mark.parametrize("group", GROUPS)
 def test_threads_in_reverse_order(backend, cpu, rng, monkeypatch, group):
     """Every launch's threads and blocks in reverse: the entries of a bucket come out of the
@@ -605,7 +650,9 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
     backend.msm_sum = "inl"
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "edge"))
-    backend.msm_flat = False
+    backend.msm_flat, backend.msm_task_chunk, backend.msm_items_inl = False, 9, True
+    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
+    backend.msm_task_chunk, backend.msm_items_inl = 0, False
     _force_affine_rounds(monkeypatch)
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "bits"))
     monkeypatch.setenv("CUZK_MSM_CHUNK", "1000")

@@ -50,7 +50,9 @@ MSM_KERNELS = (
     "msm_acc_entries_tasks_inl",
     "msm_acc_entries_flat",
     "msm_acc_entries_flat_inl",
+    "msm_acc_entries_sorted_inl",
     "msm_acc_items_tasks",
+    "msm_acc_items_tasks_inl",
     "msm_acc_entries_buckets",
     "msm_acc_items_buckets",
     "msm_bucket_segments",
@@ -163,6 +165,17 @@ def _affine_pays(maxcnt: int, total: int, nb: int, min_entries: int = _AFF_MIN) 
         and maxcnt > max(1, _AFF_SKEW * total // nb)
         and maxcnt * _AFF_SHARE > total
     )
+
+
+def _task_runs(counts: Any, nb: int, T: int) -> tuple[Any, Any]:
+    """(full_off, short_ids) for msm_acc_entries_sorted_inl: the exclusive prefix of each
+    bucket's full tasks (count // T), and the bucket ids by their short task's length,
+    longest first (buckets whose count T divides, which have none, last)."""
+    nfull = counts // T
+    full_off = cp.zeros(nb + 1, dtype=cp.uint32)
+    cp.cumsum(nfull, dtype=cp.uint32, out=full_off[1:])
+    key = T - (counts - nfull * T)  # T - remainder: 1..T-1 for a short task, T for none
+    return full_off, cp.argsort(key).astype(cp.uint32)
 
 
 def _flat_pays(maxcnt: int, total: int, nb: int) -> bool:
@@ -432,6 +445,13 @@ class CudaBackend(FrKernels):
         # / never. Env CUZK_MSM_FLAT=1 / 0.
         flat = os.environ.get("CUZK_MSM_FLAT", "")
         self.msm_flat: bool | None = None if flat == "" else flat == "1"
+        # entries per task of the first per-bucket level with its tasks in two runs, full ones
+        # then the short ones longest first (msm_acc_entries_sorted_inl); 0: tasks of T
+        # entries in bucket order. Env CUZK_MSM_TASK_CHUNK.
+        self.msm_task_chunk = int(os.environ.get("CUZK_MSM_TASK_CHUNK", "0"))
+        # the partial sums' levels through msm_acc_items_tasks_inl (addition inlined,
+        # msm_acc_block threads). Env CUZK_MSM_ITEMS_INL=1.
+        self.msm_items_inl = os.environ.get("CUZK_MSM_ITEMS_INL", "0") == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
         # msm_scatter in this many passes of bucket ranges (each pass reads all scalars and
@@ -763,13 +783,16 @@ class CudaBackend(FrKernels):
             acc_entries = "msm_acc_entries_flat" if use_flat else "msm_acc_entries_tasks"
             if self.msm_sum == "inl":
                 acc_entries += "_inl"
+            # the first level's tasks in two runs (full, then short ones longest first)
+            sorted_tasks = not use_flat and self.msm_sum == "inl" and self.msm_task_chunk > 0
             while maxcnt > T:
                 flat = first and use_flat
+                Tl = self.msm_task_chunk if first and sorted_tasks else T
                 if flat:  # partials per bucket: the T-chunks of the whole list it overlaps
                     lo, hi = off[:-1], off[1:]
                     ntasks = ((hi > lo) * ((hi - 1) // T - lo // T + 1)).astype(cp.uint32)
                 else:
-                    ntasks = (counts + (T - 1)) // T
+                    ntasks = (counts + (Tl - 1)) // Tl
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
                 cp.cumsum(ntasks, dtype=cp.uint32, out=toff[1:])
                 nt = int(toff[-1].get())
@@ -777,14 +800,26 @@ class CudaBackend(FrKernels):
                 if first:
                     ab = self.msm_acc_block
                     grid = _grid((total + T - 1) // T if flat else nt, ab)
-                    args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(T), part)
-                    mod[acc_entries](grid, (ab,), args)
+                    if sorted_tasks:
+                        mod["msm_acc_entries_sorted_inl"](
+                            grid, (ab,), (src, ents, _u32(skip), off, toff,
+                                          *_task_runs(counts, nb, Tl), _u32(nb), _u32(Tl), part)
+                        )  # fmt: skip
+                    else:
+                        args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(T), part)
+                        mod[acc_entries](grid, (ab,), args)
                 else:
-                    mod["msm_acc_items_tasks"](
-                        _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
-                    )
+                    if self.msm_items_inl:
+                        ab = self.msm_acc_block
+                        mod["msm_acc_items_tasks_inl"](
+                            _grid(nt, ab), (ab,), (items, off, toff, _u32(nb), _u32(T), part)
+                        )
+                    else:
+                        mod["msm_acc_items_tasks"](
+                            _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
+                        )
                 items, off, counts, first = part, toff, ntasks, False
-                maxcnt = (maxcnt + T - 1) // T + int(flat)
+                maxcnt = (maxcnt + Tl - 1) // Tl + int(flat)
                 marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
             mod["msm_acc_items_buckets"](_grid(nb), (_BLOCK,), (items, off, _u32(nb), buckets))
         marks("acc_buckets")

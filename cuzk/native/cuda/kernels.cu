@@ -191,10 +191,13 @@ __device__ __forceinline__ Xyzz<F> sum_entries(const uint64_t* points, const uin
     return acc;
 }
 
-template <class F>
+template <class F, bool INL = false>
 __device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begin, uint32_t end) {
     Xyzz<F> acc = xyzz_inf<F>();
-    for (uint32_t k = begin; k < end; k++) xyzz_add(acc, items[k]);
+    for (uint32_t k = begin; k < end; k++) {
+        if (INL) xyzz_add_body(acc, items[k]);
+        else xyzz_add(acc, items[k]);
+    }
     return acc;
 }
 
@@ -212,6 +215,38 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
     uint32_t end = min(begin + T, bucket_off[b + 1]);
     reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, skip, begin, end);
+}
+
+// Tasks in two runs (CudaBackend.msm_task_chunk): first every bucket's full tasks of T entries
+// (full_off: exclusive prefix of count / T), then one short task per bucket with count % T > 0,
+// longest first (short_ids: bucket ids in that order, buckets without one after them). A warp
+// of tasks in bucket order holds the short last tasks of a few buckets and runs as long as its
+// longest lane; here a warp's lanes make nearly the same number of additions, so T can be large
+// (fewer partials for msm_acc_items_tasks) without idle lanes. Task j of bucket b writes its
+// partial at task_off[b] + j, the layout of acc_entries_tasks.
+template <class C, int G, bool INL>
+__device__ __forceinline__ void acc_entries_sorted(const uint64_t* points, const uint32_t* entries,
+                                                   uint32_t skip, const uint32_t* bucket_off,
+                                                   const uint32_t* task_off,
+                                                   const uint32_t* full_off,
+                                                   const uint32_t* short_ids, uint32_t nb,
+                                                   uint32_t T, uint64_t* out) {
+    typedef typename GroupOf<C, G>::F F;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t nfull = full_off[nb];
+    uint32_t b, j;
+    if (t < nfull) {
+        b = find_slot(full_off, nb, t);
+        j = t - full_off[b];
+    } else {
+        if (t >= task_off[nb]) return;  // task_off[nb] - nfull short tasks
+        b = short_ids[t - nfull];
+        j = full_off[b + 1] - full_off[b];
+    }
+    const uint32_t begin = bucket_off[b] + j * T;
+    const uint32_t end = min(begin + T, bucket_off[b + 1]);
+    reinterpret_cast<Xyzz<F>*>(out)[task_off[b] + j] =
+        sum_entries<F, INL>(points, entries, skip, begin, end);
 }
 
 // Flat chunks (CudaBackend.msm_flat): thread t sums entries [tT, tT + T) of the bucket-sorted
@@ -292,9 +327,19 @@ __global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS
 }
 
 template <class C, int G>
-__global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
-                                    const uint32_t* task_off, uint32_t nb, uint32_t T,
-                                    uint64_t* out) {
+__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_sorted_inl(const uint64_t* points, const uint32_t* entries,
+                                          uint32_t skip, const uint32_t* bucket_off,
+                                          const uint32_t* task_off, const uint32_t* full_off,
+                                          const uint32_t* short_ids,
+                                          uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_sorted<C, G, true>(points, entries, skip, bucket_off, task_off, full_off,
+                                   short_ids, nb, T, out);
+}
+
+template <class C, int G, bool INL>
+__device__ __forceinline__ void acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
+                                                const uint32_t* task_off, uint32_t nb,
+                                                uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= task_off[nb]) return;
@@ -302,7 +347,23 @@ __global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucke
     uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
     uint32_t end = min(begin + T, bucket_off[b + 1]);
     reinterpret_cast<Xyzz<F>*>(out)[t] =
-        sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
+        sum_items<F, INL>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
+}
+
+template <class C, int G>
+__global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
+                                    const uint32_t* task_off, uint32_t nb, uint32_t T,
+                                    uint64_t* out) {
+    acc_items_tasks<C, G, false>(items, bucket_off, task_off, nb, T, out);
+}
+
+// The partial sums' levels with the addition inlined at the first level's occupancy (the
+// out-of-line kernel takes 140 registers: one block of 256 per SM). CudaBackend.msm_items_inl.
+template <class C, int G>
+__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_items_tasks_inl(const uint64_t* items, const uint32_t* bucket_off,
+                                        const uint32_t* task_off, uint32_t nb, uint32_t T,
+                                        uint64_t* out) {
+    acc_items_tasks<C, G, true>(items, bucket_off, task_off, nb, T, out);
 }
 
 // One thread per bucket: the whole (short) slice; empty buckets become infinity.

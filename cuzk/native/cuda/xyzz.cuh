@@ -107,8 +107,10 @@ CUZK_NOINLINE void xyzz_add_aff(Xyzz<F>& p, const F& x2, const F& y2) {
     xyzz_add_aff_body(p, x2, y2);
 }
 
+// p += q, both XYZZ. Inlined into msm_acc_items_tasks_inl (the partial sums' level), called
+// out of line elsewhere.
 template <class F>
-CUZK_NOINLINE void xyzz_add(Xyzz<F>& p, const Xyzz<F>& q) {
+CUZK_HD void xyzz_add_body(Xyzz<F>& p, const Xyzz<F>& q) {
     if (q.ZZ.is_zero()) return;
     if (p.ZZ.is_zero()) {
         p = q;
@@ -136,6 +138,11 @@ CUZK_NOINLINE void xyzz_add(Xyzz<F>& p, const Xyzz<F>& q) {
     p.X = X3;
     p.ZZ = p.ZZ * q.ZZ * PP;
     p.ZZZ = p.ZZZ * q.ZZZ * PPP;
+}
+
+template <class F>
+CUZK_NOINLINE void xyzz_add(Xyzz<F>& p, const Xyzz<F>& q) {
+    xyzz_add_body(p, q);
 }
 
 // Affine (Montgomery limbs, zeros for infinity) out of XYZZ.
