@@ -384,15 +384,19 @@ def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng), rng)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    for seg, chunk, sum_, block, flat in ((1, 4, "inl", 32, False), (3, 1024, "outline", 256, False),
-                                          (16, 4, "outline", 96, False), (3, 4, "inl", 32, True),
-                                          (16, 3, "outline", 96, True)):  # fmt: skip
+    # (segment, chunk, first-level kernel, block, flat, task runs' chunk, inlined partial sums)
+    for seg, chunk, sum_, block, flat, runs, iinl in (
+        (1, 4, "inl", 32, False, 0, False), (3, 1024, "outline", 256, False, 128, True),
+        (16, 4, "outline", 96, False, 0, False), (3, 4, "inl", 32, True, 7, True),
+        (16, 3, "outline", 96, True, 0, False), (3, 4, "inl", 64, False, 7, True),
+    ):  # fmt: skip
         monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
         backend.msm_seg, backend.msm_sum, backend.msm_acc_block = seg, sum_, block
-        backend.msm_flat = flat
+        backend.msm_flat, backend.msm_task_chunk, backend.msm_items_inl = flat, runs, iinl
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
     assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_acc_entries_flat"]
+    assert backend.launched["msm_acc_entries_sorted_inl"] and backend.launched["msm_acc_items_tasks_inl"]
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -644,7 +648,7 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
     pts = random_points(cpu, c, 1, 300, rng)
-    backend.msm_sum, backend.msm_flat = "outline", False
+    backend.msm_sum, backend.msm_flat, backend.msm_items_inl = "outline", False, False
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
     backend.msm_flat = True
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
@@ -664,14 +668,15 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
 @pytest.mark.parametrize("curve", CURVES)
 def test_flat_chunks_chosen_for_skewed_buckets(backend, cpu, rng, monkeypatch, curve):
     """msm_flat = None (the default): flat chunks for a mostly-binary witness (one bucket holds
-    most entries), per-bucket tasks for uniform scalars; both equal the CPU's MSM."""
+    most entries), per-bucket tasks (in runs: msm_task_chunk) for uniform scalars; both equal
+    the CPU's MSM."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, 1, _n(1, rng), rng)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
     assert backend.msm_flat is None
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "uniform"))
-    assert backend.launched["msm_acc_entries_tasks_inl"] == 1
+    assert backend.launched["msm_acc_entries_sorted_inl"] == 1
     assert not backend.launched["msm_acc_entries_flat_inl"]
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "bits"))
     assert backend.launched["msm_acc_entries_flat_inl"] == 1
@@ -709,6 +714,7 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
         for pts in sets:  # a stride: 3 bucket sets, rows skipped for L are rows, not windows
             assert backend.precompute_msm(c, pts, 1, window=7, stride=3) > 0
     _force_affine_rounds(monkeypatch)
+    backend.msm_task_chunk = 3  # task runs with full and short tasks
     configs = (("bits", "4", True, 0), ("edge", "4", False, 0), ("uniform", "1000", None, 0),
                ("bits", "4", None, 3))  # fmt: skip
     for k, (kind, chunk, flat, rounds) in enumerate(configs):
@@ -719,7 +725,7 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
         _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, kind), order)
         assert backend.launched["msm_histogram"] == before + 1
     assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_aff_fwd"]
-    assert backend.launched["msm_acc_entries_tasks_inl"]
+    assert backend.launched["msm_acc_entries_sorted_inl"]
     assert backend.launched["msm_acc_entries_buckets"]
 
 

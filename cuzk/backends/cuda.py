@@ -96,6 +96,7 @@ def all_modules() -> list[tuple[str, str, int, dict[str, str]]]:
 
 
 _CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
+_TASK_CHUNK = 128  # entries per first-level task in two runs (CudaBackend.msm_task_chunk)
 _AFF_K = 8  # pairs per thread in a batch-affine round (msm_affine.cuh AFF_K_MAX)
 _AFF_G = 16  # values per group of the batch inversion (AFF_G_MAX)
 _AFF_TOP = 4096  # at most this many Fermat inversions per batch inversion
@@ -447,11 +448,14 @@ class CudaBackend(FrKernels):
         self.msm_flat: bool | None = None if flat == "" else flat == "1"
         # entries per task of the first per-bucket level with its tasks in two runs, full ones
         # then the short ones longest first (msm_acc_entries_sorted_inl); 0: tasks of T
-        # entries in bucket order. Env CUZK_MSM_TASK_CHUNK.
-        self.msm_task_chunk = int(os.environ.get("CUZK_MSM_TASK_CHUNK", "0"))
+        # entries in bucket order. 128 took the tabled uniform 2^24 MSM 105.4 -> 97.8 ms on
+        # the H200 (no idle short-task lanes, 4 partials per bucket instead of 13: NOTES, GPU
+        # round 8). Env CUZK_MSM_TASK_CHUNK.
+        self.msm_task_chunk = int(os.environ.get("CUZK_MSM_TASK_CHUNK", str(_TASK_CHUNK)))
         # the partial sums' levels through msm_acc_items_tasks_inl (addition inlined,
-        # msm_acc_block threads). Env CUZK_MSM_ITEMS_INL=1.
-        self.msm_items_inl = os.environ.get("CUZK_MSM_ITEMS_INL", "0") == "1"
+        # msm_acc_block threads; A/B1/L's partial sums 3.3 -> 2.7 ms in the 2^24 partition).
+        # Env CUZK_MSM_ITEMS_INL=0 for the out-of-line kernel.
+        self.msm_items_inl = os.environ.get("CUZK_MSM_ITEMS_INL", "1") == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
         # msm_scatter in this many passes of bucket ranges (each pass reads all scalars and
