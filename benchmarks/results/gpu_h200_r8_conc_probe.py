@@ -8,11 +8,12 @@ from collections import defaultdict
 
 sys.path.insert(0, "benchmarks")
 import cupy as cp  # noqa: E402
-from gpu_kernels import fake_key  # noqa: E402
+
+sys.path.insert(0, "benchmarks/results")
+from gpu_h200_r8_trace_prove import tabled_key_24  # noqa: E402
 
 from cuzk.backends import cuda_fr as cf  # noqa: E402
 from cuzk.backends.cuda import CudaBackend  # noqa: E402
-from cuzk.curves import get_curve  # noqa: E402
 from cuzk.groth16 import prover  # noqa: E402
 
 EV: list = []
@@ -54,13 +55,7 @@ def alloc(size):
 
 cp.cuda.set_allocator(alloc)
 gpu = CudaBackend()
-c = get_curve("bls12_381")
-pk, circ = fake_key(gpu, c, 24, 1)
-for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
-    gpu.to_device(getattr(pk, name), keep=True)
-for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
-    gpu.precompute_msm(c, getattr(pk, name), 1, reserve=16 << 30)
-w = circ.witness(1)
+c, pk, w = tabled_key_24(gpu)
 print("free GiB after tables", cp.cuda.runtime.memGetInfo()[0] / 2**30, flush=True)
 least, greatest = 0, -3  # CUDA clamps to the device's range
 print("priority range", least, greatest, flush=True)
