@@ -813,15 +813,9 @@ class CudaBackend(FrKernels):
                         args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(T), part)
                         mod[acc_entries](grid, (ab,), args)
                 else:
-                    if self.msm_items_inl:
-                        ab = self.msm_acc_block
-                        mod["msm_acc_items_tasks_inl"](
-                            _grid(nt, ab), (ab,), (items, off, toff, _u32(nb), _u32(T), part)
-                        )
-                    else:
-                        mod["msm_acc_items_tasks"](
-                            _grid(nt), (_BLOCK,), (items, off, toff, _u32(nb), _u32(T), part)
-                        )
+                    name, blk = (("msm_acc_items_tasks_inl", self.msm_acc_block)
+                                 if self.msm_items_inl else ("msm_acc_items_tasks", _BLOCK))  # fmt: skip
+                    mod[name](_grid(nt, blk), (blk,), (items, off, toff, _u32(nb), _u32(T), part))
                 items, off, counts, first = part, toff, ntasks, False
                 maxcnt = (maxcnt + Tl - 1) // Tl + int(flat)
                 marks("acc_entries" if not marks.seen("acc_entries") else "acc_items")
