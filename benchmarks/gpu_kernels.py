@@ -157,6 +157,7 @@ def bench_prove(
     streams: tuple[bool, ...] = (True,),
     modes: tuple = (None,),
     reserve: int | None = 16 << 30,
+    table_window: int = 0,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
@@ -166,7 +167,8 @@ def bench_prove(
     As in the engine, the key's G1 queries are resident before the tables are built, each
     table only while `reserve` bytes stay free; reserve None: one untabled run first measures
     the partition's working set (its uploads and the region's buffers), and the tables leave
-    1.15x that free. Rows report the working set of their last run (region_gib: the memory
+    1.15x that free; table_window forces the tables' window width (0: the cost model's).
+    Rows report the working set of their last run (region_gib: the memory
     pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
     from cuzk.groth16 import prover
@@ -213,7 +215,9 @@ def bench_prove(
             reserve = int(1.15 * need)
             print(f"working set without tables: {need / 2**30:.1f} GiB", flush=True)
         for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
-            nbytes = gpu.precompute_msm(c, getattr(pk, name), 1, reserve=reserve)
+            nbytes = gpu.precompute_msm(
+                c, getattr(pk, name), 1, window=table_window or None, reserve=reserve
+            )
             built[name] = round(nbytes / 2**30, 1)
             tab = gpu._tables.get(id(getattr(pk, name)))
             if nbytes and tab is not None:
@@ -313,9 +317,12 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
+    ap.add_argument(
+        "--prove-table-window", type=int, default=0, help="--prove tables' window (0: model)"
+    )
     ap.add_argument(
         "--prove-reserve-gib",
         default="16",
@@ -388,7 +395,7 @@ def main() -> None:
     chunk0 = os.environ.get("CUZK_MSM_CHUNK")
     affine_pays0 = cuda_backend._affine_pays
     scatter0 = gpu.msm_scatter_passes
-    task_chunk0, items_inl0 = gpu.msm_task_chunk, gpu.msm_items_inl
+    task_chunk0, items_inl0, flat_chunk0 = gpu.msm_task_chunk, gpu.msm_items_inl, gpu.msm_flat_chunk
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -398,9 +405,11 @@ def main() -> None:
         # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
         # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK), pN (the digit scatter in N
         # passes of bucket ranges), oN (the first per-bucket level's tasks of N entries in two
-        # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl)
+        # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl), fN (flat
+        # first-level chunks of N entries: msm_flat_chunk)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
+        gpu.msm_flat_chunk = flat_chunk0
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
         gpu.msm_scatter_passes = scatter0
         cuda_backend._affine_pays = affine_pays0
@@ -414,6 +423,8 @@ def main() -> None:
                 gpu.msm_task_chunk = int(tok[1:])
             elif tok == "iinl":
                 gpu.msm_items_inl = True
+            elif tok[:1] == "f" and tok[1:].isdigit():
+                gpu.msm_flat_chunk = int(tok[1:])
             elif tok[:1] == "p" and tok[1:].isdigit():
                 gpu.msm_scatter_passes = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():
@@ -607,6 +618,7 @@ def main() -> None:
                 reserve=None
                 if args.prove_reserve_gib == "auto"
                 else int(float(args.prove_reserve_gib) * 2**30),
+                table_window=args.prove_table_window,
             )
     result = {"info": info, "rows": rows}
     if args.out:

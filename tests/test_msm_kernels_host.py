@@ -308,7 +308,8 @@ def backend(monkeypatch, host_libs):
     monkeypatch.setattr(cuda, "cp", dev)
     monkeypatch.setattr(cuda, "is_available", lambda: True)
     for var in ("CUZK_MSM_SUM", "CUZK_MSM_ACC_BLOCK", "CUZK_MSM_SEG", "CUZK_MSM_AFFINE_ROUNDS",
-                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK", "CUZK_MSM_SCATTER_PASSES"):  # fmt: skip
+                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK", "CUZK_MSM_SCATTER_PASSES",
+                "CUZK_MSM_FLAT_CHUNK"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     b = HostCudaBackend(host_libs, dev)
     yield b
@@ -379,20 +380,24 @@ def _n(group: int, rng, tables: bool = False) -> int:
 @pytest.mark.parametrize("kind", ("uniform", "edge", "bits"))
 def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
     """Window 5 (52 or 51 windows of 16 buckets); chunks of 4 entries run the multi-level
-    bucket sums (first level at 32 or 96 threads per block); segments of 1, 3 and 16 buckets
-    (several group-sum levels, one segment)."""
+    bucket sums (first level at 32 or 96 threads per block; flat first-level chunks of 9 or
+    of the later levels' T); segments of 1, 3 and 16 buckets (several group-sum levels, one
+    segment)."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng), rng)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    # (segment, chunk, first-level kernel, block, flat, task runs' chunk, inlined partial sums)
-    for seg, chunk, sum_, block, flat, runs, iinl in (
-        (1, 4, "inl", 32, False, 0, False), (3, 1024, "outline", 256, False, 128, True),
-        (16, 4, "outline", 96, False, 0, False), (3, 4, "inl", 32, True, 7, True),
-        (16, 3, "outline", 96, True, 0, False), (3, 4, "inl", 64, False, 7, True),
+    # (segment, chunk, first-level kernel, block, flat, task runs' chunk, inlined partial sums,
+    # flat chunk)
+    for seg, chunk, sum_, block, flat, runs, iinl, fchunk in (
+        (1, 4, "inl", 32, False, 0, False, 0), (3, 1024, "outline", 256, False, 128, True, 0),
+        (16, 4, "outline", 96, False, 0, False, 0), (3, 4, "inl", 32, True, 7, True, 0),
+        (16, 3, "outline", 96, True, 0, False, 0), (3, 4, "inl", 64, False, 7, True, 0),
+        (3, 2, "inl", 32, True, 0, True, 9),
     ):  # fmt: skip
         monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
         backend.msm_seg, backend.msm_sum, backend.msm_acc_block = seg, sum_, block
         backend.msm_flat, backend.msm_task_chunk, backend.msm_items_inl = flat, runs, iinl
+        backend.msm_flat_chunk = fchunk
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
     assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_acc_entries_flat"]

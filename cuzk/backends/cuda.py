@@ -95,8 +95,13 @@ def all_modules() -> list[tuple[str, str, int, dict[str, str]]]:
     ]
 
 
-_CHUNK_T = 32  # entries per bucket-accumulation task (the batch-addition granularity)
-_TASK_CHUNK = 128  # entries per first-level task in two runs (CudaBackend.msm_task_chunk)
+# Entries per task of the partial-sum levels after the first (and the largest bucket one
+# thread sums whole). 16 shortened the ones bucket's chain at 2^24 (-0.7 ms per
+# mostly-binary MSM on the H200) but added a level over the 2^26 untabled MSM's millions of
+# buckets (+3.3 ms): NOTES, GPU round 9.
+_CHUNK_T = 32
+_TASK_CHUNK = 256  # entries per first-level task in two runs (CudaBackend.msm_task_chunk)
+_FLAT_CHUNK = 128  # entries per chunk of the flat first level (CudaBackend.msm_flat_chunk)
 _AFF_K = 8  # pairs per thread in a batch-affine round (msm_affine.cuh AFF_K_MAX)
 _AFF_G = 16  # values per group of the batch inversion (AFF_G_MAX)
 _AFF_TOP = 4096  # at most this many Fermat inversions per batch inversion
@@ -450,8 +455,14 @@ class CudaBackend(FrKernels):
         # then the short ones longest first (msm_acc_entries_sorted_inl); 0: tasks of T
         # entries in bucket order. 128 took the tabled uniform 2^24 MSM 105.4 -> 97.8 ms on
         # the H200 (no idle short-task lanes, 4 partials per bucket instead of 13: NOTES, GPU
-        # round 8). Env CUZK_MSM_TASK_CHUNK.
+        # round 8); 256 leaves two, and the per-bucket sums 1.8 -> 0.6 ms (round 9). Env
+        # CUZK_MSM_TASK_CHUNK.
         self.msm_task_chunk = int(os.environ.get("CUZK_MSM_TASK_CHUNK", str(_TASK_CHUNK)))
+        # entries per chunk of the flat first level (msm_acc_entries_flat*); 0: the chunk T of
+        # the later levels. 128 instead of 32 leaves 4x fewer partials: A/B1/L's partial sums
+        # 2.95 -> 2.25 ms each in the 2^24 partition (NOTES, GPU round 9). Env
+        # CUZK_MSM_FLAT_CHUNK.
+        self.msm_flat_chunk = int(os.environ.get("CUZK_MSM_FLAT_CHUNK", str(_FLAT_CHUNK)))
         # the partial sums' levels through msm_acc_items_tasks_inl (addition inlined,
         # msm_acc_block threads; A/B1/L's partial sums 3.3 -> 2.7 ms in the 2^24 partition).
         # Env CUZK_MSM_ITEMS_INL=0 for the out-of-line kernel.
@@ -791,10 +802,14 @@ class CudaBackend(FrKernels):
             sorted_tasks = not use_flat and self.msm_sum == "inl" and self.msm_task_chunk > 0
             while maxcnt > T:
                 flat = first and use_flat
-                Tl = self.msm_task_chunk if first and sorted_tasks else T
-                if flat:  # partials per bucket: the T-chunks of the whole list it overlaps
+                Tl = T
+                if first and sorted_tasks:
+                    Tl = self.msm_task_chunk
+                elif flat:
+                    Tl = self.msm_flat_chunk or T
+                if flat:  # partials per bucket: the Tl-chunks of the whole list it overlaps
                     lo, hi = off[:-1], off[1:]
-                    ntasks = ((hi > lo) * ((hi - 1) // T - lo // T + 1)).astype(cp.uint32)
+                    ntasks = ((hi > lo) * ((hi - 1) // Tl - lo // Tl + 1)).astype(cp.uint32)
                 else:
                     ntasks = (counts + (Tl - 1)) // Tl
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
@@ -803,14 +818,14 @@ class CudaBackend(FrKernels):
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
                     ab = self.msm_acc_block
-                    grid = _grid((total + T - 1) // T if flat else nt, ab)
+                    grid = _grid((total + Tl - 1) // Tl if flat else nt, ab)
                     if sorted_tasks:
                         mod["msm_acc_entries_sorted_inl"](
                             grid, (ab,), (src, ents, _u32(skip), off, toff,
                                           *_task_runs(counts, nb, Tl), _u32(nb), _u32(Tl), part)
                         )  # fmt: skip
                     else:
-                        args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(T), part)
+                        args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(Tl), part)
                         mod[acc_entries](grid, (ab,), args)
                 else:
                     name, blk = (("msm_acc_items_tasks_inl", self.msm_acc_block)
