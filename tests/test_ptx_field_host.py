@@ -4,7 +4,9 @@ operations of ptx32.cuh), run on the CPU through an exact emulation of those ins
 p−1, all-ones words), on random values (the square also on values with all-ones low words and
 near 2^(64N−2)) and, for the product, with an unreduced second operand, for all four fields, and
 no carry may be dropped by an instruction whose bound says there is none. The second build is
-the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT: sqr() is sqr_ptx by default)."""
+the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT: sqr() is sqr_ptx by default), the third
+the same with the Karatsuba products (CUZK_KARATSUBA_MUL, CUZK_KARATSUBA_SUM; the edge values
+include equal halves and either half above the other)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 @pytest.mark.parametrize(
     "defines",
-    [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT"]],
+    [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT"],
+     ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_KARATSUBA_MUL",
+      "-DCUZK_KARATSUBA_SUM"]],
 )
 def test_ptx_products_match_portable(tmp_path: Path, defines: list[str]) -> None:
     exe = tmp_path / "ptx_field"
@@ -37,4 +41,4 @@ def test_ptx_products_match_portable(tmp_path: Path, defines: list[str]) -> None
     assert out.returncode == 0, f"seed {seed}: {out.stdout}"
     counts = dict(line.split() for line in out.stdout.splitlines())
     assert set(counts) == {"bls12_381_fq", "bls12_381_fr", "bn254_fq", "bn254_fr"}
-    assert all(int(v) == 20000 + 36 for v in counts.values())
+    assert all(int(v) == 20000 + 81 for v in counts.values())

@@ -23,8 +23,13 @@ CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
-# the default device code (pair squares, one-reduction product sums) and the plain products
-@pytest.fixture(scope="module", params=[(), ("-DCUZK_PLAIN_PRODUCTS",)], ids=["default", "plain"])
+# the default device code (pair squares, one-reduction product sums), the plain products and
+# the Karatsuba products (ptx32.cuh karatsuba: opt-in)
+@pytest.fixture(
+    scope="module",
+    params=[(), ("-DCUZK_PLAIN_PRODUCTS",), ("-DCUZK_KARATSUBA_MUL", "-DCUZK_KARATSUBA_SUM")],
+    ids=["default", "plain", "karatsuba"],
+)
 def driver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("xyzz") / "driver"
     subprocess.run(

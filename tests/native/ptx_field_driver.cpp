@@ -32,7 +32,7 @@ static F random_elem(std::mt19937_64& g) {
 
 template <class F>
 static int check(const char* name, std::mt19937_64& g, int count) {
-    F edge[6];
+    F edge[9];
     edge[0] = F::zero();
     edge[1] = F::one();
     edge[2] = F::zero() - F::one();  // p - 1 (Montgomery form of -1)
@@ -42,6 +42,13 @@ static int check(const char* name, std::mt19937_64& g, int count) {
     edge[4].v[0] -= 1;  // raw p - 1
     for (int i = 0; i < F::N; i++) edge[5].v[i] = ~0ull;
     edge[5].v[F::N - 1] = decltype(P_of(F()))::mod(F::N - 1) >> 1;  // many all-ones words
+    // halves (the Karatsuba split) equal, low above high, low below high
+    edge[6] = edge[7] = edge[8] = F::zero();
+    for (int i = 0; i < F::N / 2; i++) {
+        edge[6].v[i] = edge[6].v[F::N / 2 + i] = 0x0123456789abcdefull >> (8 * (i + 1 == F::N / 2));
+        edge[7].v[i] = ~0ull;
+        edge[8].v[F::N / 2 + i] = i + 1 == F::N / 2 ? 1 : ~0ull;
+    }
     int checked = 0;
     for (auto& a : edge)
         for (auto& b : edge) {
@@ -92,7 +99,7 @@ static int check(const char* name, std::mt19937_64& g, int count) {
         }
         // a·b + c·d with one reduction, on the fields with 4p < R (the base fields)
         if ((decltype(P_of(F()))::mod(F::N - 1) >> 62) == 0) {
-            F c = k % 7 ? random_elem<F>(g) : edge[k % 6], d = k % 5 ? random_elem<F>(g) : edge[k % 6];
+            F c = k % 7 ? random_elem<F>(g) : edge[k % 9], d = k % 5 ? random_elem<F>(g) : edge[k % 9];
             if (!same(F::mul_sum_ptx(a, b, c, d), a * b + c * d) ||
                 !same(F::mul_sum_ptx(s, s, t, t), s * s + t * t)) {
                 printf("%s: product-sum mismatch at %d\n", name, k);

@@ -1413,7 +1413,11 @@ struct Fp {
         words(x[2], c.v);
         words(x[3], d.v);
         mod_words(p);
+#ifdef CUZK_KARATSUBA_SUM
+        ptx::mont_mul_sum_k<2 * N>(r, x[0], x[1], x[2], x[3], p, inv32());
+#else
         ptx::mont_mul_sum<2 * N>(r, x[0], x[1], x[2], x[3], p, inv32());
+#endif
         return from_words(r);
     }
     CUZK_PTX_FN Fp mul_ptx(const Fp& o) const {
@@ -1421,7 +1425,11 @@ struct Fp {
         words(a, v);
         words(b, o.v);
         mod_words(p);
+#ifdef CUZK_KARATSUBA_MUL
+        ptx::mont_mul_k<2 * N>(r, a, b, p, inv32());
+#else
         ptx::mont_mul<2 * N>(r, a, b, p, inv32());
+#endif
         return from_words(r);
     }
     CUZK_PTX_FN Fp sqr_ptx() const {

@@ -232,6 +232,168 @@ CUZK_PTX_FN void mont_mul_sum(uint32_t* r, const uint32_t* a, const uint32_t* b,
     merge_reduce<n>(r, E, O, p);
 }
 
+// ---- Karatsuba products (CUZK_KARATSUBA) ----
+// One level of subtractive Karatsuba for a·b over n = 2h words: L = a0·b0, H = a1·b1 and
+// M = |a0 − a1|·|b0 − b1| (three h×h products, 3n²/4 word products instead of n²), then
+// a0·b1 + a1·b0 = L + H ∓ M. The multiplier pipe is what bounds the bucket sums; the extra
+// additions go to the integer ALU, which has room. The Montgomery reduction (n² word
+// products) then runs on the low half of the product only and the high half is added after.
+
+// x·y over h words in the pair layout (E, O of 2h words, zero on entry), merged into t (2h
+// words). Each accumulator is a partial sum of the product, so no chain carries out.
+template <int h, int i>
+CUZK_PTX_FN void pair_rows(uint32_t* E, uint32_t* O, const uint32_t* x, const uint32_t* y) {
+    if constexpr (i < h) {
+        pair_step<h, i, false>(E, O, x, y[i]);
+        pair_rows<h, i + 1>(E, O, x, y);
+    }
+}
+
+template <int h>
+CUZK_PTX_FN void product_h(uint32_t* t, const uint32_t* x, const uint32_t* y) {
+    uint32_t E[2 * h], O[2 * h];
+#pragma unroll
+    for (int k = 0; k < 2 * h; k++) E[k] = O[k] = 0;
+    pair_rows<h, 0>(E, O, x, y);
+    t[0] = E[0];  // O starts at position 1
+    t[1] = E[1];
+    add_cc(t[1], O[1]);
+#pragma unroll
+    for (int k = 2; k < 2 * h - 1; k++) {
+        t[k] = E[k];
+        addc_cc(t[k], O[k]);
+    }
+    t[2 * h - 1] = E[2 * h - 1];
+    addc(t[2 * h - 1], O[2 * h - 1]);
+}
+
+// d = |x − y| over h words; returns all ones when x < y, else 0.
+template <int h>
+CUZK_PTX_FN uint32_t abs_diff(uint32_t* d, const uint32_t* x, const uint32_t* y) {
+    uint32_t u[h], v[h], lt = 0;
+    u[0] = x[0];
+    sub_cc(u[0], y[0]);
+#pragma unroll
+    for (int k = 1; k < h; k++) {
+        u[k] = x[k];
+        subc_cc(u[k], y[k]);
+    }
+    subc(lt, 0);
+    v[0] = y[0];
+    sub_cc(v[0], x[0]);
+#pragma unroll
+    for (int k = 1; k < h - 1; k++) {
+        v[k] = y[k];
+        subc_cc(v[k], x[k]);
+    }
+    v[h - 1] = y[h - 1];
+    subc(v[h - 1], x[h - 1]);  // only read when y > x: no borrow out
+#pragma unroll
+    for (int k = 0; k < h; k++) d[k] = lt ? v[k] : u[k];
+    return lt;
+}
+
+// T = a·b over 2n words (n = 2h words each).
+template <int n>
+CUZK_PTX_FN void karatsuba(uint32_t* T, const uint32_t* a, const uint32_t* b) {
+    constexpr int h = n / 2;
+    static_assert(h % 2 == 0 && h >= 2, "pair layout needs an even half");
+    uint32_t da[h], db[h], M[n], mid[n + 1];
+    const uint32_t sa = abs_diff<h>(da, a, a + h);
+    const uint32_t sb = abs_diff<h>(db, b, b + h);
+    product_h<h>(T, a, b);              // L in T[0, n)
+    product_h<h>(T + n, a + h, b + h);  // H in T[n, 2n)
+    product_h<h>(M, da, db);
+    // mid = L + H (n+1 words)
+    mid[0] = T[0];
+    add_cc(mid[0], T[n]);
+#pragma unroll
+    for (int k = 1; k < n; k++) {
+        mid[k] = T[k];
+        addc_cc(mid[k], T[n + k]);
+    }
+    mid[n] = 0;
+    addc(mid[n], 0);
+    // mid −= M when the differences have the same sign, else mid += M: add M XOR neg plus
+    // neg's low bit (two's complement when subtracting). The result, a0·b1 + a1·b0, is below
+    // 2^(32n+1); a subtraction's wrap-around carries out of word n (hence the .cc there).
+    const uint32_t neg = ~(sa ^ sb);
+    uint32_t z = neg & 1u;
+    add_cc(z, 0xffffffffu);  // carry flag := neg's low bit
+#pragma unroll
+    for (int k = 0; k < n; k++) addc_cc(mid[k], M[k] ^ neg);
+    addc_cc(mid[n], neg);
+    // T += mid·2^(32h); a·b < 2^(64n): nothing carries out of the top word
+    add_cc(T[h], mid[0]);
+#pragma unroll
+    for (int k = 1; k <= n; k++) addc_cc(T[h + k], mid[k]);
+#pragma unroll
+    for (int k = h + n + 1; k < 2 * n - 1; k++) addc_cc(T[k], 0);
+    addc(T[2 * n - 1], 0);
+}
+
+template <int n, int i>
+CUZK_PTX_FN void redc_steps(uint32_t* E, uint32_t* O, const uint32_t* p, uint32_t inv) {
+    if constexpr (i < n) {
+        pair_step<n, i, true>(E, O, p, (E[i] + O[i]) * inv);
+        redc_steps<n, i + 1>(E, O, p, inv);
+    }
+}
+
+// r = T·2^(-32n) mod p for T < p·2^(32n) (2n words), fully reduced. Only T's low half goes
+// through the Montgomery steps, so no carry has to ripple through a filled high half: that value
+// is below 2^(32n) + p·2^(32(i+1)) at step i (< 2^(32(i+n+1)), as mont_mul needs), and it
+// leaves U <= p. With T_hi <= p − 2 (T < p·2^(32n)), U + T_hi < 2p: one conditional subtraction.
+template <int n>
+CUZK_PTX_FN void mont_reduce_wide(uint32_t* r, const uint32_t* T, const uint32_t* p,
+                                  uint32_t inv) {
+    uint32_t E[2 * n + 1], O[2 * n + 1];
+#pragma unroll
+    for (int k = 0; k < 2 * n + 1; k++) {
+        E[k] = k < n ? T[k] : 0;
+        O[k] = 0;
+    }
+    redc_steps<n, 0>(E, O, p, inv);
+    r[0] = E[n];
+    add_cc(r[0], O[n]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = E[n + k];
+        addc_cc(r[k], O[n + k]);
+    }
+    r[n - 1] = E[2 * n - 1];
+    addc(r[n - 1], O[2 * n - 1]);
+    add_cc(r[0], T[n]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) addc_cc(r[k], T[n + k]);
+    addc(r[n - 1], T[2 * n - 1]);
+    reduce_once<n>(r, p);
+}
+
+// mont_mul through karatsuba: a < p, b any n-word value (then T < p·2^(32n)).
+template <int n>
+CUZK_PTX_FN void mont_mul_k(uint32_t* r, const uint32_t* a, const uint32_t* b, const uint32_t* p,
+                            uint32_t inv) {
+    uint32_t T[2 * n];
+    karatsuba<n>(T, a, b);
+    mont_reduce_wide<n>(r, T, p, inv);
+}
+
+// mont_mul_sum through karatsuba, for 4p < 2^(32n): a·b + c·d < 2p² < p·2^(32n).
+template <int n>
+CUZK_PTX_FN void mont_mul_sum_k(uint32_t* r, const uint32_t* a, const uint32_t* b,
+                                const uint32_t* c, const uint32_t* d, const uint32_t* p,
+                                uint32_t inv) {
+    uint32_t T[2 * n], U[2 * n];
+    karatsuba<n>(T, a, b);
+    karatsuba<n>(U, c, d);
+    add_cc(T[0], U[0]);
+#pragma unroll
+    for (int k = 1; k < 2 * n - 1; k++) addc_cc(T[k], U[k]);
+    addc(T[2 * n - 1], U[2 * n - 1]);
+    mont_reduce_wide<n>(r, T, p, inv);
+}
+
 // Montgomery square over n = 2N words, a < p, result fully reduced: the pair layout of mont_mul
 // (E, O at fixed absolute positions, nothing shifted) with n(n+1)/2 word products for a² in
 // place of n². Step i adds row i, a_i·(a_i + 2·Σ_{j>i} a_j 2^(32(j-i))) at position i (the
