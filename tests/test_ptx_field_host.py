@@ -4,9 +4,10 @@ operations of ptx32.cuh), run on the CPU through an exact emulation of those ins
 p−1, all-ones words), on random values (the square also on values with all-ones low words and
 near 2^(64N−2)) and, for the product, with an unreduced second operand, for all four fields, and
 no carry may be dropped by an instruction whose bound says there is none. The second build is
-the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT: sqr() is sqr_ptx by default), the third
-the same with the Karatsuba products (CUZK_KARATSUBA_MUL, CUZK_KARATSUBA_SUM; the edge values
-include equal halves and either half above the other)."""
+the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT: sqr() is sqr_ptx by default). The
+third has the Karatsuba products in mul_ptx and mul_sum_ptx (CUZK_KARATSUBA_MUL,
+CUZK_KARATSUBA_SUM) and benchmarks/karatsuba_sched.cuh's product, against the portable one;
+the edge values include equal halves and either half above the other."""
 
 from __future__ import annotations
 
@@ -25,15 +26,19 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 @pytest.mark.parametrize(
     "defines",
-    [["-DCUZK_EMULATE_PTX"], ["-DCUZK_EMULATE_DEVICE_PRODUCT"],
-     ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_KARATSUBA_MUL",
-      "-DCUZK_KARATSUBA_SUM"]],
+    [
+        ["-DCUZK_EMULATE_PTX"],
+        ["-DCUZK_EMULATE_DEVICE_PRODUCT"],
+        ["-DCUZK_EMULATE_PTX", "-DCUZK_KARATSUBA_MUL", "-DCUZK_KARATSUBA_SUM",
+         "-DCUZK_TEST_KARATSUBA_SCHED"],
+    ],
 )
 def test_ptx_products_match_portable(tmp_path: Path, defines: list[str]) -> None:
     exe = tmp_path / "ptx_field"
     subprocess.run(
         [CXX, "-O2", "-std=c++17", *defines, f"-I{ROOT / 'cuzk/native/include'}",
-         str(ROOT / "tests/native/ptx_field_driver.cpp"), "-o", str(exe)],
+         f"-I{ROOT / 'benchmarks'}", str(ROOT / "tests/native/ptx_field_driver.cpp"), "-o",
+         str(exe)],
         check=True,
     )
     seed = int.from_bytes(os.urandom(4), "little")

@@ -9,6 +9,9 @@
 #include <random>
 
 #include "cuzk/curves.cuh"
+#ifdef CUZK_TEST_KARATSUBA_SCHED
+#include "karatsuba_sched.cuh"  // benchmarks/: the reduction overlapping the Karatsuba product
+#endif
 
 using namespace cuzk;
 
@@ -20,6 +23,21 @@ static bool same(const F& a, const F& b) {
     for (int i = 0; i < F::N; i++)
         if (a.v[i] != b.v[i]) return false;
     return true;
+}
+
+// a·b through benchmarks/karatsuba_sched.cuh when built with it, else mul_ptx again
+template <class F>
+static F mul_sched(const F& a, const F& b) {
+#ifdef CUZK_TEST_KARATSUBA_SCHED
+    uint32_t x[2 * F::N], y[2 * F::N], p[2 * F::N], r[2 * F::N];
+    F::words(x, a.v);
+    F::words(y, b.v);
+    F::mod_words(p);
+    ptx::mont_mul_k_sched<2 * F::N>(r, x, y, p, F::inv32());
+    return F::from_words(r);
+#else
+    return a.mul_ptx(b);
+#endif
 }
 
 template <class F>
@@ -53,6 +71,7 @@ static int check(const char* name, std::mt19937_64& g, int count) {
     for (auto& a : edge)
         for (auto& b : edge) {
             if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a) ||
+                !same(mul_sched(a, b), a * b) ||
                 !same(a.sqr_ptx(), a * a) || !same(a.sqr(), a * a)) {
                 printf("%s: edge mismatch\n", name);
                 return 1;
@@ -78,7 +97,8 @@ static int check(const char* name, std::mt19937_64& g, int count) {
         // the second operand may be any full-width value (API inputs: from_canonical)
         F raw;
         for (int i = 0; i < F::N; i++) raw.v[i] = g();
-        if (!same(a.mul_ptx(raw), a * raw)) {
+        if (!same(a.mul_ptx(raw), a * raw) || !same(mul_sched(a, raw), a * raw) ||
+            !same(mul_sched(a, b), a * b)) {
             printf("%s: mismatch (unreduced operand) at %d\n", name, k);
             return 1;
         }
