@@ -102,6 +102,13 @@ def test_overrides() -> None:
         cfg.load(None, ["max_gpu_queue_depth=-2"])
 
 
+@pytest.mark.parametrize("token", ["2178405728471761", "1e5", "true", "0x1f", '"quoted"'])
+def test_string_override_keeps_text(token: str) -> None:
+    # A hex token that happens to be all digits (or reads as a TOML bool) stays a string.
+    c = cfg.load(None, [f"daemon.auth_token={token}"])
+    assert c["daemon"]["auth_token"] == token.strip('"')
+
+
 def test_sizes_and_durations() -> None:
     assert cfg.parse_size("1GiB") == 2**30
     assert cfg.parse_size("1.5 KB") == 1500

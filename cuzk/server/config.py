@@ -388,4 +388,8 @@ def apply_override(raw: dict[str, Any], item: str) -> None:
         raise ConfigError(f"override {item!r}: expected KEY=VALUE")
     key, text = item.split("=", 1)
     sec, k = resolve_key(key.strip())
-    raw.setdefault(sec, {})[k] = parse_override_value(text.strip())
+    value = parse_override_value(text.strip())
+    if SCHEMA[sec][k][0] is _str and not isinstance(value, str):
+        # A string key keeps the text as typed: a token of digits is not a number.
+        value = text.strip()
+    raw.setdefault(sec, {})[k] = value
