@@ -1,4 +1,4 @@
-"""The proving engine on one device: throughput against the sum of kernel-region times.
+"""The proving engine on one or more devices: throughput against the sum of kernel-region times.
 
 For each gpu_workers_per_device × partition_workers setting this starts an in-process Engine on
 a synthetic Filecoin-like circuit (BLS12-381, bellman H convention), runs a warm-up job, then
@@ -6,10 +6,12 @@ JOBS jobs of PARTITIONS partitions with CONCURRENCY of them in flight (the seeds
 reads from TIMELINE: seconds per job (wall, and steady state = spacing of job completions after
 the first), the sum of kernel regions (GPU_START..GPU_END) per job, GPU busy fraction and the
 waterfall verdict (cuzk.tools.timeline.analyze). The bar: seconds per job within 5 % of the
-kernel-region sum. A sample of proofs is verified by the pairing check (py_arkworks), or, where
+kernel-region sum (per device: --devices N spreads the partitions over cuda:0..N-1, and then
+the sum is divided by N and every device's busy fraction is reported). A sample of proofs is verified by the pairing check (py_arkworks), or, where
 that library is missing, compared byte for byte with the CPU backend's proof for the same r, s.
 
     python3 benchmarks/engine_gpu.py --prepare --log 20 --out $OUT      # device machine
+    python3 benchmarks/engine_gpu.py --devices 2 --gpu-workers 2 --partition-workers 8 --out $OUT
     python3 benchmarks/engine_gpu.py --backend cpu --log 12 --partition-workers 1,2 --out /tmp/e
 
 --prepare builds cuzk._native and compiles the NVRTC modules in parallel processes first.
@@ -82,7 +84,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
     from cuzk.tools.timeline import analyze
 
     cfg = EngineConfig(
-        devices=[args.device], backend=args.backend, gpu_workers_per_device=gw,
+        devices=args.device_list, backend=args.backend, gpu_workers_per_device=gw,
         partition_workers=pw, synthesis_concurrency=args.synthesis_concurrency,
         max_gpu_queue_depth=args.queue_depth, g2_on_cpu=g2_on_cpu,
         synthesis_threads=args.synthesis_threads,
@@ -138,14 +140,16 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
     idset = set(ids)
     events = [e for e in eng.timeline.events() if e.job_id in idset]
     rep = analyze(events)
-    dev = next(iter(rep.devices.values()))
+    devs = list(rep.devices.values())
+    n_dev = max(len(args.device_list), 1)
     parts = rep.partitions
     n_jobs = len(ids)
     wall_s = (t_end - t_start) / 1000.0
     done = sorted(j.done for j in rep.jobs.values() if j.done is not None)
     steady = (done[-1] - done[0]) / (len(done) - 1) / 1000.0 if len(done) > 1 else None
     kernel_ms = [p.gpu_ms for p in parts if p.gpu_ms is not None]
-    kernel_per_job_s = sum(kernel_ms) / max(n_jobs, 1) / 1000.0
+    # Kernel regions of different devices overlap in time: the bar is their sum per device.
+    kernel_per_job_s = sum(kernel_ms) / max(n_jobs, 1) / 1000.0 / n_dev
     synth_ms = [p.synth_ms for p in parts if p.synth_ms is not None]
     spans: dict[str, list[float]] = {}
     for sp in eng.timeline.spans():
@@ -165,9 +169,12 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         if kernel_per_job_s else None,
         "steady_over_kernel": round(steady / kernel_per_job_s, 4)
         if steady and kernel_per_job_s else None,
-        "gpu_busy": round(dev.busy_fraction, 4),
-        "gpu_idle_ms": round(dev.idle_ms, 1),
-        "gpu_starved_idle_ms": round(dev.starved_idle_ms, 1),
+        "devices": args.device_list,
+        "gpu_busy": round(statistics.fmean(d.busy_fraction for d in devs), 4) if devs else 0.0,
+        "gpu_busy_per_device": {d.device: round(d.busy_fraction, 4) for d in devs},
+        "partitions_per_device": {d.device: sum(p.device == d.device for p in parts) for d in devs},
+        "gpu_idle_ms": round(sum(d.idle_ms for d in devs), 1),
+        "gpu_starved_idle_ms": round(sum(d.starved_idle_ms for d in devs), 1),
         "verdict": rep.verdict, "reasons": rep.reasons,
         "kernel_ms_per_partition": _stats(kernel_ms),
         "synth_ms_per_partition": _stats(synth_ms),
@@ -263,6 +270,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--log", type=int, default=20, help="domain 2^LOG per partition")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
+    ap.add_argument("--devices", type=int, default=1, help="CUDA devices cuda:0..N-1")
     ap.add_argument("--gpu-workers", default="1,2")
     ap.add_argument("--partition-workers", default="1,2,4,8")
     ap.add_argument("--g2-cpu", default="", help="extra runs GW:PW with g2_on_cpu, e.g. 2:4")
@@ -278,7 +286,8 @@ def main() -> None:
     ap.add_argument("--setup-backend", default="cpu", help="backend of the development setup")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
-    args.device = "cuda:0" if args.backend == "cuda" else "cpu"
+    args.device_list = ([f"cuda:{i}" for i in range(args.devices)] if args.backend == "cuda"
+                        else ["cpu"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
