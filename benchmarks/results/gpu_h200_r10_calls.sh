@@ -14,3 +14,7 @@
 #   CUZK_NVRTC_OPTIONS=-DCUZK_KARATSUBA_SUM pytest -k bls12_381 tests/test_gpu_msm_tables.py tests/test_gpu_prove.py
 #   python3 benchmarks/gpu_kernels.py --profile "${E[@]}" --msm 24 --msm-table 24 \
 #     --prove 24 --prove-tables --prove-streams 1 --reps 4
+# Call 3 (results/engine_gpu_h200_r10*.json, .png): main's headers, every module's cubin:
+#   pytest tests/test_gpu_*.py                                            # 332 passed
+#   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
+#     --partition-workers 4 --jobs 5 --verify 3 --out $OUT/engine
