@@ -158,6 +158,7 @@ def bench_prove(
     modes: tuple = (None,),
     reserve: int | None = 16 << 30,
     table_window: int = 0,
+    g2_in_region: bool = False,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
@@ -168,6 +169,8 @@ def bench_prove(
     table only while `reserve` bytes stay free; reserve None: one untabled run first measures
     the partition's working set (its uploads and the region's buffers), and the tables leave
     1.15x that free; table_window forces the tables' window width (0: the cost model's).
+    g2_in_region: the G2 MSM runs in the kernel region beside the G1 MSMs (the engine's default,
+    g2_on_cpu off), its key copy resident; row tag /g2.
     Rows report the working set of their last run (region_gib: the memory
     pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
@@ -188,7 +191,8 @@ def bench_prove(
     b2 = prover.g2_msm(pk, syn0, gpu)
     g2_ms = (time.perf_counter() - t0) * 1e3
     del syn0
-    gpu._resident.pop(id(pk.b_g2), None)  # its device copy: room for the G1 tables
+    if not g2_in_region:
+        gpu._resident.pop(id(pk.b_g2), None)  # its device copy: room for the G1 tables
     cp.get_default_memory_pool().free_all_blocks()
     pool = cp.get_default_memory_pool()
     for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
@@ -208,7 +212,7 @@ def bench_prove(
             pool.free_all_blocks()
             base = pool.total_bytes()
             syn0 = prover.upload(prover.synthesize(pk, wr, gpu, check=False), gpu)
-            prover.kernels(pk, syn0, gpu, g2=False)
+            prover.kernels(pk, syn0, gpu, g2=g2_in_region)
             cp.cuda.Device().synchronize()
             need = pool.total_bytes() - base
             del syn0
@@ -242,12 +246,12 @@ def bench_prove(
                 t1 = time.perf_counter()
                 if gpu.msm_profile is not None:
                     gpu.msm_profile.clear()
-                out = prover.kernels(pk, syn, gpu, g2=False)
+                out = prover.kernels(pk, syn, gpu, g2=g2_in_region)
                 cp.cuda.Device().synchronize()
                 t2 = time.perf_counter()
                 upload_gib, region_gib = (mid - base) / 2**30, (pool.total_bytes() - mid) / 2**30
                 del syn
-                prover.assemble(pk, out, 5, 7, gpu, b_g2=b2)
+                prover.assemble(pk, out, 5, 7, gpu, b_g2=None if g2_in_region else b2)
                 t3 = time.perf_counter()
                 if i:
                     for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
@@ -265,7 +269,8 @@ def bench_prove(
                 "prove",
                 c.name,
                 logn,
-                f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn") + tag,
+                f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn")
+                + ("/g2" if g2_in_region else "") + tag,
                 phases["kernels"],
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
@@ -332,6 +337,10 @@ def main() -> None:
     ap.add_argument(
         "--prove-streams", default="1", help="1 (MSMs concurrent), 0 (in turn) or 1,0 for --prove"
     )
+    ap.add_argument("--prove-g2", action="store_true",
+                    help="the G2 MSM inside --prove's kernel region (the engine's default)")
+    ap.add_argument("--g2-windows", default="",
+                    help="G2 MSM window widths to time at each --g2 size (besides the model's)")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
@@ -553,7 +562,14 @@ def main() -> None:
             for kind in ("uniform", "bits"):
                 sc = random_scalars(c, n, kind, seed + logn)
                 ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g2_msm(c, p, s), max(2, args.reps // 2))
-                record("g2_msm", cv, logn, f"dev/{kind}", ms)
+                record("g2_msm", cv, logn, f"dev/{kind}", ms,
+                       window=choose_window(n, c.fr_r_bits, 2))
+                for cw in _ints(args.g2_windows):
+                    os.environ["CUZK_MSM_WINDOW"] = str(cw)
+                    ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g2_msm(c, p, s),
+                                 max(2, args.reps // 2))
+                    record("g2_msm", cv, logn, f"dev/{kind}/c={cw}", ms, window=cw)
+                    os.environ.pop("CUZK_MSM_WINDOW")
             del pts
             cp.get_default_memory_pool().free_all_blocks()
         impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
@@ -619,6 +635,7 @@ def main() -> None:
                 if args.prove_reserve_gib == "auto"
                 else int(float(args.prove_reserve_gib) * 2**30),
                 table_window=args.prove_table_window,
+                g2_in_region=args.prove_g2,
             )
     result = {"info": info, "rows": rows}
     if args.out:

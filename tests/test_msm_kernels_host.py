@@ -30,6 +30,7 @@ import pytest
 from curve_helpers import random_points
 
 from cuzk.backends import cuda
+from cuzk.backends.cuda import choose_window
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints
 
@@ -756,3 +757,28 @@ def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
     assert backend.launched["msm_histogram"] == 7
     with pytest.raises(ValueError, match="points but"):
         backend.g1_msm_tasks(c, [sets[0]], fr_from_ints(c, [1] * (n - 1)))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_window_follows_the_share_of_dense_scalars(backend, cpu, rng, monkeypatch, group):
+    """Without a forced window the MSM samples its scalars: a mostly-binary witness (scalars 0
+    and 1 add one entry at most, whatever c) takes the narrower window the model gives for
+    its measured share of scalars above 1; CUZK_MSM_DENSE=1 restores the dense model."""
+    c = get_curve("bn254")
+    monkeypatch.delenv("CUZK_MSM_WINDOW", raising=False)
+    n = 1000 if group == 1 else 300
+    pts = random_points(cpu, c, group, n, rng)
+    picked: list[int] = []
+    windows = backend._windows
+    monkeypatch.setattr(backend, "_windows", lambda *a: picked.append(windows(*a)[0]) or windows(*a))
+    sc = {"uniform": _scalars(rng, c.r, n, "uniform"),
+          "bits": [rng.randrange(c.r) if i % 10 == 0 else i % 2 for i in range(n)]}
+    for kind in ("uniform", "bits"):
+        _check_msm(backend, cpu, c, group, pts, sc[kind])
+    dense = sum(v > 1 for v in sc["bits"]) / n
+    assert picked == [choose_window(n, c.fr_r_bits, group, 1.0),
+                      choose_window(n, c.fr_r_bits, group, dense)]
+    assert picked[1] < picked[0]
+    monkeypatch.setenv("CUZK_MSM_DENSE", "1")
+    _check_msm(backend, cpu, c, group, pts, sc["bits"])
+    assert picked[2] == picked[0]
