@@ -226,7 +226,8 @@ def choose_window(n: int, bits: int, group: int = 1, dense: float = 1.0) -> int:
     took c = 20 for a mostly-binary G2 MSM at 2^24: 248 ms on the H200, where c = 16 takes 91.
     With `dense` sampled its picks are within 1.3 % of the best measured window at 2^20, 2^22
     and 2^24 for uniform and 90 %-binary scalars, except uniform 2^24 (c = 20: +4.4 %) (NOTES,
-    GPU round 10).
+    GPU round 10). CudaBackend samples for G2 only: G1's mostly-binary MSMs ran slower at the
+    narrower windows.
     """
     k = 20 if group == 1 else 3
     dense = min(max(dense, 0.0), 1.0)
@@ -730,9 +731,12 @@ class CudaBackend(FrKernels):
             return tab.c, tab.nw, k, k << (tab.c - 1), k
         cw = int(os.environ.get("CUZK_MSM_WINDOW", "0"))
         if not cw:
+            # G2 only: on the H200 the sampled share took the mostly-binary G2 MSM at 2^24
+            # 248.7 -> 90.7 ms, but G1's narrower windows ran slower (2^24 24.4 -> 27.1 ms,
+            # 2^22 11.2 -> 12.1), so G1 keeps the dense model (NOTES, GPU round 10).
             forced = os.environ.get("CUZK_MSM_DENSE", "")  # a fraction: skip the sampling
             dense = (float(forced) if forced else
-                     self._dense_fraction(sc, n) if sc is not None else 1.0)
+                     self._dense_fraction(sc, n) if sc is not None and group == 2 else 1.0)
             cw = choose_window(n, bits, group, dense)
         nw = bits // cw + 1
         if nw * n >= 1 << 32:
