@@ -18,3 +18,13 @@
 #   pytest tests/test_gpu_*.py                                            # 332 passed
 #   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
 #     --partition-workers 4 --jobs 5 --verify 3 --out $OUT/engine
+# Call 4 (results/gpu_h200_r10_g2_windows.json): E=(--msm "" --msm-host "" --h "" --ntt "")
+#   python3 benchmarks/gpu_kernels.py --profile "${E[@]}" --g2 20,22,24 --g2-windows 12,13,14,15,16,17,18 --reps 4
+#   python3 benchmarks/gpu_kernels.py --profile "${E[@]}" --g2 "" --prove 24 --prove-tables --prove-g2 --reps 4
+# Call 5 (results/gpu_h200_r10_dense.json; the sampled share for G1 and G2), each once as is and
+# once with CUZK_MSM_DENSE=1 (the old model); E=(--msm-host "" --h "" --ntt ""):
+#   pytest tests/test_gpu_*.py                                            # 332 passed
+#   python3 benchmarks/gpu_kernels.py --profile "${E[@]}" --msm 22,24 --g2 20,22,24 --reps 4
+#   python3 benchmarks/gpu_kernels.py --profile --msm "" --g2 "" "${E[@]}" --prove 24 --prove-tables --prove-g2 --reps 4
+#   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --gpu-workers 2 --partition-workers 4 --jobs 5 --verify 3
+# Call 6 (results/gpu_h200_r10_final.json; the share for G2 only): the same without the old runs.
