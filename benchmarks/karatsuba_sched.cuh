@@ -70,15 +70,7 @@ CUZK_PTX_FN void mont_mul_k_sched(uint32_t* r, const uint32_t* a, const uint32_t
 #pragma unroll
     for (int k = h + 1; k < n - 1; k++) addc_cc(hh[k], 0);
     addc(hh[n - 1], 0);
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
+    merge_top<n>(r, E, O);
     add_cc(r[0], hh[0]);
 #pragma unroll
     for (int k = 1; k < n - 1; k++) addc_cc(r[k], hh[k]);

@@ -125,11 +125,10 @@ CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
     for (int i = 0; i < n; i++) r[i] = borrow ? r[i] : d[i];
 }
 
-// The result of a pair-layout product: (words from position n on of E + O) - p if >= p. The
-// callers' bounds keep the sum below 2p < 2^(32n), so no word past 2n-1 is set.
+// r = words n .. 2n-1 of the pair-layout sum E + O. The callers' bounds keep the sum below
+// 2^(32n) there, so no word past 2n-1 is set.
 template <int n>
-CUZK_PTX_FN void merge_reduce(uint32_t* r, const uint32_t* E, const uint32_t* O,
-                              const uint32_t* p) {
+CUZK_PTX_FN void merge_top(uint32_t* r, const uint32_t* E, const uint32_t* O) {
     r[0] = E[n];
     add_cc(r[0], O[n]);
 #pragma unroll
@@ -139,6 +138,13 @@ CUZK_PTX_FN void merge_reduce(uint32_t* r, const uint32_t* E, const uint32_t* O,
     }
     r[n - 1] = E[2 * n - 1];
     addc(r[n - 1], O[2 * n - 1]);
+}
+
+// The result of a pair-layout product: merge_top(E, O) - p if >= p (the sum is below 2p).
+template <int n>
+CUZK_PTX_FN void merge_reduce(uint32_t* r, const uint32_t* E, const uint32_t* O,
+                              const uint32_t* p) {
+    merge_top<n>(r, E, O);
     reduce_once<n>(r, p);
 }
 
@@ -354,15 +360,7 @@ CUZK_PTX_FN void mont_reduce_wide(uint32_t* r, const uint32_t* T, const uint32_t
         O[k] = 0;
     }
     redc_steps<n, 0>(E, O, p, inv);
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
+    merge_top<n>(r, E, O);
     add_cc(r[0], T[n]);
 #pragma unroll
     for (int k = 1; k < n - 1; k++) addc_cc(r[k], T[n + k]);
