@@ -909,8 +909,7 @@ class CudaBackend(FrKernels):
                 continue
             if sc is None:
                 sc = self.to_device(scalars).reshape(n, 4)
-            windows = self._windows(c, 1, n, tabs[members[0]], sc)
-            digits = self._shared_digits(c, sc, n, windows)
+            digits = self._shared_digits(c, sc, n, self._windows(c, 1, n, tabs[members[0]]))
             for j in members:
                 tasks[j] = self._sorted_msm_task(c, point_sets[j], tabs[j], digits, n, scalars)
         return tasks
