@@ -45,7 +45,8 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 # ---- the kernels, compiled for the host ------------------------------------------------------
 
 _SIG = re.compile(
-    r"template <class C, int G>\s*__global__ void\s+(?:__launch_bounds__\([^)]*\)\s*)?"
+    r"template <class C, int G>\s*__global__ void\s+"
+    r"(?:(?:__launch_bounds__\([^)]*\)|CUZK_ACC_BOUNDS\(G\))\s*)?"
     r"(\w+)\(([^)]*)\)"
 )
 
@@ -427,7 +428,7 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
         backend.msm_seg, backend.msm_flat, backend.msm_scatter_passes = seg, flat, passes
         scalars = _scalars(rng, c.r, len(pts), kind)
         _check_msm(backend, cpu, c, group, pts, scalars)
-    assert backend.launched["msm_finish"] == 5
+    assert backend.launched["msm_finish"] == (0 if group in backend.msm_host_finish else 5)
     backend.msm_tables = False
     _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_table_build"] == 1
@@ -788,3 +789,36 @@ def test_window_follows_the_share_of_dense_scalars(backend, cpu, rng, monkeypatc
     _check_msm(backend, cpu, c, group, pts, sc["bits"])
     assert picked[2:] == [picked[0], choose_window(n, c.fr_r_bits, group, 0.1)]
     assert picked[3] < picked[0]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_window_sums_combined_on_host_or_device(backend, cpu, rng, monkeypatch, curve):
+    """The windows' Horner chain by msm_finish (one device thread) or on the host
+    (g*_xyzz_horner, the default for G2): both give the CPU backend's point, on uniform and
+    edge scalars, on a window table, and on scalars that sum to infinity."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    assert backend.msm_host_finish == frozenset({2})
+    for group in GROUPS:
+        pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
+        for host in (frozenset(), frozenset({1, 2})):
+            backend.msm_host_finish = host
+            before = backend.launched["msm_finish"]
+            for kind in ("uniform", "edge"):
+                _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
+            pair = pts[1:3].copy()  # a point and itself: 3·P − 3·P
+            pair[1][1] = _neg_y(c, pair[0][1])
+            _check_msm(backend, cpu, c, group, pair, [3, 3])
+            assert (backend.launched["msm_finish"] > before) == (not host)
+        assert backend.precompute_msm(c, pts, group, window=7) > 0
+        backend.msm_host_finish = frozenset({group})
+        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "uniform"))
+        backend.msm_host_finish = frozenset({2})
+
+
+def test_host_finish_setting():
+    assert cuda._host_finish_groups("2") == frozenset({2})
+    assert cuda._host_finish_groups("1, 2") == frozenset({1, 2})
+    assert cuda._host_finish_groups("0") == cuda._host_finish_groups("") == frozenset()
+    with pytest.raises(ValueError, match="groups are 1 and 2"):
+        cuda._host_finish_groups("3")

@@ -278,6 +278,23 @@ def choose_table_shape(n: int, bits: int, max_rows: int | None) -> tuple[int, in
     return best
 
 
+def _host_finish_groups(spec: str) -> frozenset[int]:
+    """CUZK_MSM_HOST_FINISH: comma-separated groups (1, 2); "0" or "" for none."""
+    groups = {int(g) for g in spec.replace(" ", "").split(",") if g not in ("", "0")}
+    if not groups <= {1, 2}:
+        raise ValueError(f"CUZK_MSM_HOST_FINISH: groups are 1 and 2, not {spec!r}")
+    return frozenset(groups)
+
+
+def _native_horner(c: Curve, group: int, windows: np.ndarray, cw: int) -> np.ndarray:
+    """Σ_w 2^(cw·w)·W_w of XYZZ window sums on the host, as the affine point msm_finish
+    writes."""
+    from cuzk import _native
+
+    f = _native.g1_xyzz_horner if group == 1 else _native.g2_xyzz_horner
+    return f(c.name, np.ascontiguousarray(windows, dtype=np.uint64), int(cw))
+
+
 def _point_shape(c: Curve, group: int) -> tuple[int, ...]:
     return (2, c.limbs) if group == 1 else (2, 2, c.limbs)
 
@@ -452,6 +469,8 @@ class CudaBackend(FrKernels):
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
         # threads per block of the first-level bucket sums (registers decide the occupancy)
         self.msm_acc_block = int(os.environ.get("CUZK_MSM_ACC_BLOCK", "256"))
+        # the same for G2 (its kernels' own launch bounds: CUZK_ACC_THREADS_G2 in kernels.cu)
+        self.msm_acc_block_g2 = int(os.environ.get("CUZK_MSM_ACC_BLOCK_G2", "256"))
         # buckets per thread in the first level of Σ k·B_k (fewer: more threads, more
         # products per bucket). Env CUZK_MSM_SEG.
         self.msm_seg = int(os.environ.get("CUZK_MSM_SEG", "16"))
@@ -489,6 +508,9 @@ class CudaBackend(FrKernels):
         self.msm_affine_rounds = int(
             os.environ.get("CUZK_MSM_AFFINE_ROUNDS", str(DEFAULT_MSM_AFFINE_ROUNDS))
         )
+        # groups whose MSMs combine their window sums on the host (g*_xyzz_horner) instead of
+        # msm_finish's one device thread: G2 by default. Env CUZK_MSM_HOST_FINISH ("1,2", "0").
+        self.msm_host_finish = _host_finish_groups(os.environ.get("CUZK_MSM_HOST_FINISH", "2"))
         # msm_tables=False ignores built window tables.
         self.msm_tables = True
         # Set to a list to collect per-phase CUDA-event times (ms) of every MSM (benchmarks).
@@ -498,6 +520,11 @@ class CudaBackend(FrKernels):
         self.concurrent = os.environ.get("CUZK_CONCURRENT", "1") != "0"
         self._pool: ThreadPoolExecutor | None = None
         self._streams: list[Any] = []
+        self._hi_streams: list[Any] = []
+        # prover.kernels runs the G2 MSM on a high-priority stream (run_concurrently's high):
+        # its bucket sums first, so its latency-bound tail overlaps the G1 MSMs' work instead
+        # of ending the region. Env CUZK_G2_PRIORITY=1.
+        self.g2_priority = os.environ.get("CUZK_G2_PRIORITY", "0") == "1"
 
     # ---- modules and device data ------------------------------------------------------------
 
@@ -518,13 +545,17 @@ class CudaBackend(FrKernels):
             for kind, group in MODULES:
                 self.module(name, kind, group).load_all()
 
-    def run_concurrently(self, tasks: Sequence[Callable[[], Any]]) -> list[Any]:
+    def run_concurrently(
+        self, tasks: Sequence[Callable[[], Any]], high: Sequence[bool] | None = None
+    ) -> list[Any]:
         """Each task's result, the tasks run at the same time: each in a thread of its own on a
         stream of its own, after the work already queued on the caller's stream (the caller's
         stream then waits for all of them). A partition's MSMs each have latency-bound phases
         (bucket reduction, the final conversion, reading counts back) that the others' kernels
         fill. Streams are kept (CuPy's memory pool caches blocks per stream). A task that runs
-        out of device memory is run again alone on the caller's stream."""
+        out of device memory is run again alone on the caller's stream. Tasks marked in high run
+        on streams of the device's highest priority: the block scheduler dispatches their
+        pending blocks first."""
         if not self.concurrent or len(tasks) <= 1:
             return [t() for t in tasks]
         with self._lock:
@@ -532,7 +563,13 @@ class CudaBackend(FrKernels):
                 self._pool = ThreadPoolExecutor(8, thread_name_prefix="cuzk-stream")
             while len(self._streams) < len(tasks):
                 self._streams.append(cp.cuda.Stream(non_blocking=True))
-            streams = self._streams[: len(tasks)]
+            streams = list(self._streams[: len(tasks)])
+            if high is not None and any(high):
+                while len(self._hi_streams) < len(tasks):
+                    top = cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
+                    self._hi_streams.append(cp.cuda.Stream(non_blocking=True, priority=top))
+                streams = [h if hi else s for s, h, hi in
+                           zip(streams, self._hi_streams, high, strict=True)]  # fmt: skip
         caller = cp.cuda.get_current_stream()
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(caller)
@@ -830,6 +867,7 @@ class CudaBackend(FrKernels):
                 acc_entries += "_inl"
             # the first level's tasks in two runs (full, then short ones longest first)
             sorted_tasks = not use_flat and self.msm_sum == "inl" and self.msm_task_chunk > 0
+            ab = self.msm_acc_block if group == 1 else self.msm_acc_block_g2
             while maxcnt > T:
                 flat = first and use_flat
                 Tl = T
@@ -847,7 +885,6 @@ class CudaBackend(FrKernels):
                 nt = int(toff[-1].get())
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
-                    ab = self.msm_acc_block
                     grid = _grid((total + Tl - 1) // Tl if flat else nt, ab)
                     if sorted_tasks:
                         mod["msm_acc_entries_sorted_inl"](
@@ -858,7 +895,7 @@ class CudaBackend(FrKernels):
                         args = (src, ents, _u32(skip), off, toff, _u32(nb), _u32(Tl), part)
                         mod[acc_entries](grid, (ab,), args)
                 else:
-                    name, blk = (("msm_acc_items_tasks_inl", self.msm_acc_block)
+                    name, blk = (("msm_acc_items_tasks_inl", ab)
                                  if self.msm_items_inl else ("msm_acc_items_tasks", _BLOCK))  # fmt: skip
                     mod[name](_grid(nt, blk), (blk,), (items, off, toff, _u32(nb), _u32(T), part))
                 items, off, counts, first = part, toff, ntasks, False
@@ -871,8 +908,14 @@ class CudaBackend(FrKernels):
         # on the H200: 4.2 vs 2.3 ms at 2^19 buckets (NOTES, GPU round 4).
         seg = self._weighted_segments(mod, buckets, M, dg.nwr, xw)
         marks("reduce")
-        out = cp.empty(_point_shape(c, group), dtype=cp.uint64)
-        mod["msm_finish"]((1,), (1,), (seg, _u32(dg.nwr), _i32(dg.cw), out))
+        if group in self.msm_host_finish:
+            # the windows' Horner chain on a host core (one device thread took ~11 ms for G2's
+            # 16 windows at 2^24); the read-back waits for this stream only
+            win = cp.asnumpy(seg).reshape((dg.nwr, 4) + _point_shape(c, group)[1:])
+            out = cp.asarray(_native_horner(c, group, win, dg.cw))
+        else:
+            out = cp.empty(_point_shape(c, group), dtype=cp.uint64)
+            mod["msm_finish"]((1,), (1,), (seg, _u32(dg.nwr), _i32(dg.cw), out))
         marks("finish")
         if self.msm_profile is not None:
             self.msm_profile.append({"n": n, "table": bool(dg.shared), "c": dg.cw, **marks.times()})

@@ -302,16 +302,26 @@ __global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* en
 // G1's hot bucket-sum kernel at two resident blocks of 256 per SM: the compiler's 156
 // registers allowed one; capped at 128 (a few spilled words) it ran 2^24 in 118 instead of 128 ms
 // on the H200. CUZK_ACC_MIN_BLOCKS / CUZK_ACC_THREADS (NVRTC -D options; the block size must
-// then match CudaBackend.msm_acc_block) override; G2 is left unbounded.
+// then match CudaBackend.msm_acc_block) override. G2 has its own pair (block size
+// CudaBackend.msm_acc_block_g2): one block of 256 leaves the compiler 255 registers.
 #ifndef CUZK_ACC_MIN_BLOCKS
 #define CUZK_ACC_MIN_BLOCKS 2
 #endif
 #ifndef CUZK_ACC_THREADS
 #define CUZK_ACC_THREADS 256
 #endif
+#ifndef CUZK_ACC_MIN_BLOCKS_G2
+#define CUZK_ACC_MIN_BLOCKS_G2 1
+#endif
+#ifndef CUZK_ACC_THREADS_G2
+#define CUZK_ACC_THREADS_G2 256
+#endif
+#define CUZK_ACC_BOUNDS(G)                                                   \
+    __launch_bounds__((G) == 1 ? CUZK_ACC_THREADS : CUZK_ACC_THREADS_G2,     \
+                      (G) == 1 ? CUZK_ACC_MIN_BLOCKS : CUZK_ACC_MIN_BLOCKS_G2)
 
 template <class C, int G>
-__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
@@ -319,7 +329,7 @@ __global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS
 }
 
 template <class C, int G>
-__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* part_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
@@ -327,7 +337,7 @@ __global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS
 }
 
 template <class C, int G>
-__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_entries_sorted_inl(const uint64_t* points, const uint32_t* entries,
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_sorted_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* task_off, const uint32_t* full_off,
                                           const uint32_t* short_ids,
@@ -360,7 +370,7 @@ __global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucke
 // The partial sums' levels with the addition inlined at the first level's occupancy (the
 // out-of-line kernel takes 140 registers: one block of 256 per SM). CudaBackend.msm_items_inl.
 template <class C, int G>
-__global__ void __launch_bounds__(CUZK_ACC_THREADS, G == 1 ? CUZK_ACC_MIN_BLOCKS : 1) msm_acc_items_tasks_inl(const uint64_t* items, const uint32_t* bucket_off,
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_items_tasks_inl(const uint64_t* items, const uint32_t* bucket_off,
                                         const uint32_t* task_off, uint32_t nb, uint32_t T,
                                         uint64_t* out) {
     acc_items_tasks<C, G, true>(items, bucket_off, task_off, nb, T, out);

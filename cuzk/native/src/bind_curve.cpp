@@ -72,6 +72,43 @@ py::array_t<bool> on_curve(const std::string& curve, U64Array p) {
     });
 }
 
+// Σ_w 2^(c·w)·W_w of per-window XYZZ sums (nw, 4, [2,] L) in Montgomery form, by Horner (c
+// doublings per window), as one affine point. The CUDA MSM's last step: a serial chain that
+// one host core runs far faster than one device thread (G2 at 16 windows of 16 bits: ~11 ms
+// on an H200 thread).
+template <template <class> class G>
+U64Array xyzz_horner(const std::string& curve, U64Array windows, int c) {
+    return with_curve(curve, [&](auto cv) {
+        typedef G<decltype(cv)> Grp;
+        typedef typename Grp::F F;
+        typedef Affine<F> A;
+        const int WF = A::WORDS / 2;
+        size_t nw = rows_of(windows, 4 * WF, "windows");
+        if (c < 1 || c > 32) throw std::invalid_argument("c must be in 1..32");
+        const py::ssize_t L = decltype(cv)::FQ_LIMBS;
+        std::vector<py::ssize_t> shape = WF == L ? std::vector<py::ssize_t>{2, L}
+                                                 : std::vector<py::ssize_t>{2, 2, L};
+        U64Array out = new_array(shape);
+        const uint64_t* pw = windows.data();
+        uint64_t* po = out.mutable_data();
+        {
+            py::gil_scoped_release nogil;
+            auto load = [&](size_t w) {
+                const uint64_t* r = pw + (size_t)4 * WF * w;
+                return XYZZ<F>{F::from_raw(r), F::from_raw(r + WF), F::from_raw(r + 2 * WF),
+                               F::from_raw(r + 3 * WF)};
+            };
+            XYZZ<F> acc = nw ? load(nw - 1) : XYZZ<F>::inf();
+            for (size_t w = nw ? nw - 1 : 0; w-- > 0;) {
+                for (int i = 0; i < c; i++) acc = acc.dbl();
+                acc = acc.add(load(w));
+            }
+            acc.to_affine().to_raw(po);
+        }
+        return out;
+    });
+}
+
 }  // namespace
 
 void register_curve(py::module_& m) {
@@ -86,6 +123,11 @@ void register_curve(py::module_& m) {
           "subgroup check).");
     m.def("g2_is_on_curve", &on_curve<G2>, py::arg("curve"), py::arg("points"),
           "Per point: coordinates below p and y^2 = x^3 + b2 on the twist (no subgroup check).");
+    m.def("g1_xyzz_horner", &xyzz_horner<G1>, py::arg("curve"), py::arg("windows"), py::arg("c"),
+          "sum_w 2^(c*w) * W_w of XYZZ window sums (nw, 4, L), Montgomery form, ZZ = 0 = "
+          "infinity; one affine point (2, L).");
+    m.def("g2_xyzz_horner", &xyzz_horner<G2>, py::arg("curve"), py::arg("windows"), py::arg("c"),
+          "The same for G2: windows (nw, 4, 2, L), result (2, 2, L).");
 }
 
 }  // namespace cuzk
