@@ -405,7 +405,7 @@ def main() -> None:
     affine_pays0 = cuda_backend._affine_pays
     scatter0 = gpu.msm_scatter_passes
     task_chunk0, items_inl0, flat_chunk0 = gpu.msm_task_chunk, gpu.msm_items_inl, gpu.msm_flat_chunk
-    host_finish0, g2_priority0 = gpu.msm_host_finish, gpu.g2_priority
+    host_finish0 = gpu.msm_host_finish
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -417,10 +417,9 @@ def main() -> None:
         # passes of bucket ranges), oN (the first per-bucket level's tasks of N entries in two
         # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl), fN (flat
         # first-level chunks of N entries: msm_flat_chunk), hfN (the groups whose window sums
-        # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish), g2hi (the
-        # G2 MSM of --prove-g2 on a high-priority stream: g2_priority)
+        # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
-        gpu.msm_host_finish, gpu.g2_priority = host_finish0, g2_priority0
+        gpu.msm_host_finish = host_finish0
         gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
         gpu.msm_flat_chunk = flat_chunk0
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
@@ -440,8 +439,6 @@ def main() -> None:
                 gpu.msm_flat_chunk = int(tok[1:])
             elif tok[:2] == "hf" and tok[2:].isdigit():
                 gpu.msm_host_finish = frozenset(int(g) for g in tok[2:] if g != "0")
-            elif tok == "g2hi":
-                gpu.g2_priority = True
             elif tok[:1] == "p" and tok[1:].isdigit():
                 gpu.msm_scatter_passes = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():

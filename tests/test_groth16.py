@@ -256,31 +256,6 @@ def test_phases_compose_like_prove() -> None:
         prover.assemble(pk, out, r, s, be)
 
 
-def test_g2_task_marked_high_priority_when_asked() -> None:
-    """prover.kernels marks the G2 MSM (its last task) for a high-priority stream only when
-    the backend asks (g2_priority) and G2 is in the region; the proof is the same."""
-    pk, w = keyed("bn254", "booleanity", "snarkjs")
-
-    class Recording(type(get_backend("reference"))):
-        g2_priority = True
-        seen: list = []
-
-        def run_concurrently(self, tasks, high=None):
-            self.seen.append(None if high is None else list(high))
-            return [t() for t in tasks]
-
-    be = Recording()
-    syn = prover.synthesize(pk, w, be)
-    out = prover.kernels(pk, syn, be, g2=True)
-    prover.kernels(pk, syn, be, g2=False)
-    be.g2_priority = False
-    prover.kernels(pk, syn, be, g2=True)
-    assert be.seen == [[False] * 4 + [True], None, None]
-    p1 = prover.assemble(pk, out, 3, 4, be)
-    p2 = prover.prove(pk, w, r=3, s=4, backend="reference")
-    assert all(np.array_equal(getattr(p1, k), getattr(p2, k)) for k in ("a", "b", "c"))
-
-
 def test_bad_points_rejected() -> None:
     pk, w = keyed("bls12_381", "cubic", "bellman")
     c = pk.curve

@@ -520,11 +520,6 @@ class CudaBackend(FrKernels):
         self.concurrent = os.environ.get("CUZK_CONCURRENT", "1") != "0"
         self._pool: ThreadPoolExecutor | None = None
         self._streams: list[Any] = []
-        self._hi_streams: list[Any] = []
-        # prover.kernels runs the G2 MSM on a high-priority stream (run_concurrently's high):
-        # its bucket sums first, so its latency-bound tail overlaps the G1 MSMs' work instead
-        # of ending the region. Env CUZK_G2_PRIORITY=1.
-        self.g2_priority = os.environ.get("CUZK_G2_PRIORITY", "0") == "1"
 
     # ---- modules and device data ------------------------------------------------------------
 
@@ -545,17 +540,13 @@ class CudaBackend(FrKernels):
             for kind, group in MODULES:
                 self.module(name, kind, group).load_all()
 
-    def run_concurrently(
-        self, tasks: Sequence[Callable[[], Any]], high: Sequence[bool] | None = None
-    ) -> list[Any]:
+    def run_concurrently(self, tasks: Sequence[Callable[[], Any]]) -> list[Any]:
         """Each task's result, the tasks run at the same time: each in a thread of its own on a
         stream of its own, after the work already queued on the caller's stream (the caller's
         stream then waits for all of them). A partition's MSMs each have latency-bound phases
         (bucket reduction, the final conversion, reading counts back) that the others' kernels
         fill. Streams are kept (CuPy's memory pool caches blocks per stream). A task that runs
-        out of device memory is run again alone on the caller's stream. Tasks marked in high run
-        on streams of the device's highest priority: the block scheduler dispatches their
-        pending blocks first."""
+        out of device memory is run again alone on the caller's stream."""
         if not self.concurrent or len(tasks) <= 1:
             return [t() for t in tasks]
         with self._lock:
@@ -563,13 +554,7 @@ class CudaBackend(FrKernels):
                 self._pool = ThreadPoolExecutor(8, thread_name_prefix="cuzk-stream")
             while len(self._streams) < len(tasks):
                 self._streams.append(cp.cuda.Stream(non_blocking=True))
-            streams = list(self._streams[: len(tasks)])
-            if high is not None and any(high):
-                while len(self._hi_streams) < len(tasks):
-                    top = cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
-                    self._hi_streams.append(cp.cuda.Stream(non_blocking=True, priority=top))
-                streams = [h if hi else s for s, h, hi in
-                           zip(streams, self._hi_streams, high, strict=True)]  # fmt: skip
+            streams = self._streams[: len(tasks)]
         caller = cp.cuda.get_current_stream()
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(caller)

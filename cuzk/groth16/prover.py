@@ -217,12 +217,7 @@ def kernels(
     if g2:
         tasks.append(lambda: msm(pk.b_g2, w, 2))
     run = getattr(be, "run_concurrently", None)
-    if run is None:
-        res = [t() for t in tasks]
-    elif g2 and getattr(be, "g2_priority", False):
-        res = run(tasks, high=[False] * (len(tasks) - 1) + [True])
-    else:
-        res = run(tasks)
+    res = run(tasks) if run is not None else [t() for t in tasks]
     (h, h_g1), a_g1, b_g1, l_g1 = res[:4]
     return KernelOutputs(
         h=h, a_g1=a_g1, b_g1=b_g1, b_g2=res[4] if g2 else None, l_g1=l_g1, h_g1=h_g1
