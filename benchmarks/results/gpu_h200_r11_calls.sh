@@ -25,3 +25,6 @@
 #   pytest tests/test_gpu_*.py tests/test_native_horner.py                                 # 337 passed
 #   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
 #     --partition-workers 4 --jobs 5 --verify 3 --out $OUT/engine
+# Call 5 (results/gpu_h200_r11_final.json; the final code):
+#   python3 benchmarks/gpu_kernels.py --profile --msm "" --msm-host "" --h "" --ntt "" --g2 20,22,24 \
+#     --prove 20,22,24 --prove-tables --reps 5
