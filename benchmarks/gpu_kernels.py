@@ -322,7 +322,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, hfN, gbN, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -405,7 +405,7 @@ def main() -> None:
     affine_pays0 = cuda_backend._affine_pays
     scatter0 = gpu.msm_scatter_passes
     task_chunk0, items_inl0, flat_chunk0 = gpu.msm_task_chunk, gpu.msm_items_inl, gpu.msm_flat_chunk
-    host_finish0 = gpu.msm_host_finish
+    host_finish0, acc_block_g2_0 = gpu.msm_host_finish, gpu.msm_acc_block_g2
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -417,9 +417,10 @@ def main() -> None:
         # passes of bucket ranges), oN (the first per-bucket level's tasks of N entries in two
         # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl), fN (flat
         # first-level chunks of N entries: msm_flat_chunk), hfN (the groups whose window sums
-        # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish)
+        # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish), gbN (G2's
+        # bucket-sum blocks of N threads: msm_acc_block_g2)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
-        gpu.msm_host_finish = host_finish0
+        gpu.msm_host_finish, gpu.msm_acc_block_g2 = host_finish0, acc_block_g2_0
         gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
         gpu.msm_flat_chunk = flat_chunk0
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
@@ -443,6 +444,8 @@ def main() -> None:
                 gpu.msm_scatter_passes = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():
                 gpu.msm_acc_block = int(tok[1:])
+            elif tok[:2] == "gb" and tok[2:].isdigit():
+                gpu.msm_acc_block_g2 = int(tok[2:])
             elif tok[:1] == "s" and tok[1:].isdigit():
                 gpu.msm_seg = int(tok[1:])
             elif tok in ("flat", "noflat"):
