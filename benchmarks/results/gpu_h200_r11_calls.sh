@@ -28,3 +28,7 @@
 # Call 5 (results/gpu_h200_r11_final.json; the final code):
 #   python3 benchmarks/gpu_kernels.py --profile --msm "" --msm-host "" --h "" --ntt "" --g2 20,22,24 \
 #     --prove 20,22,24 --prove-tables --reps 5
+# Call 6 (results/gpu_h200_r11_g2_block.json; gb128 = CudaBackend.msm_acc_block_g2 = 128, same cubins):
+#   python3 benchmarks/gpu_kernels.py --profile --msm "" --g2 "" "${E[@]}" --prove 24 --prove-tables --prove-g2 \
+#     --prove-modes inl,gb128,inl,gb128 --reps 4
+#   CUZK_MSM_ACC_BLOCK_G2=128 pytest -k bls12_381 tests/test_gpu_prove.py tests/test_gpu_backend.py tests/test_gpu_msm_tables.py  # 86 passed
