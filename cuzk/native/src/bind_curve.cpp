@@ -93,17 +93,13 @@ U64Array xyzz_horner(const std::string& curve, U64Array windows, int c) {
         uint64_t* po = out.mutable_data();
         {
             py::gil_scoped_release nogil;
-            auto load = [&](size_t w) {
+            std::vector<XYZZ<F>> win(nw);
+            for (size_t w = 0; w < nw; w++) {
                 const uint64_t* r = pw + (size_t)4 * WF * w;
-                return XYZZ<F>{F::from_raw(r), F::from_raw(r + WF), F::from_raw(r + 2 * WF),
-                               F::from_raw(r + 3 * WF)};
-            };
-            XYZZ<F> acc = nw ? load(nw - 1) : XYZZ<F>::inf();
-            for (size_t w = nw ? nw - 1 : 0; w-- > 0;) {
-                for (int i = 0; i < c; i++) acc = acc.dbl();
-                acc = acc.add(load(w));
+                win[w] = XYZZ<F>{F::from_raw(r), F::from_raw(r + WF), F::from_raw(r + 2 * WF),
+                                 F::from_raw(r + 3 * WF)};
             }
-            acc.to_affine().to_raw(po);
+            combine_windows(win.data(), (int)nw, 1, c).to_affine().to_raw(po);
         }
         return out;
     });

@@ -416,6 +416,20 @@ XYZZ<F> bucket_sum(const Affine<F>* sums, const uint32_t* cnt, size_t nb, std::v
     return rows.add(cols);
 }
 
+// sum_w 2^(c*w) * (win[w*parts] + ... + win[w*parts + parts - 1]) by Horner from the top
+// window (c doublings between windows). Also the CUDA MSM's last step when it runs on the host
+// (bind_curve.cpp: g*_xyzz_horner).
+template <class F>
+XYZZ<F> combine_windows(const XYZZ<F>* win, int W, int parts, int c) {
+    XYZZ<F> r = XYZZ<F>::inf();
+    for (int w = W - 1; w >= 0; w--) {
+        if (w != W - 1)
+            for (int i = 0; i < c; i++) r = r.dbl();
+        for (int part = 0; part < parts; part++) r = r.add(win[(size_t)w * parts + part]);
+    }
+    return r;
+}
+
 // sum_i k_i * P_i over m points, point(i) -> raw affine point, scalar(i) -> 4-limb scalar of
 // at most nbits bits. Tasks are (window, part of the points) pairs: each thread takes whole
 // tasks (dynamic schedule) and owns its scratch, so there is no synchronization inside one.
@@ -497,13 +511,7 @@ XYZZ<F> pippenger(PT point, SC scalar, NG negated, int W_PT, size_t m, int nbits
             win[task] = bucket_sum(sums.data(), cnt.data(), nb, rc, rc_off, rc_cnt, reducer);
         }
     }
-    X r = X::inf();
-    for (int w = W - 1; w >= 0; w--) {
-        if (w != W - 1)
-            for (int i = 0; i < c; i++) r = r.dbl();
-        for (int part = 0; part < parts; part++) r = r.add(win[(size_t)w * parts + part]);
-    }
-    return r;
+    return combine_windows(win.data(), W, parts, c);
 }
 
 // sum_i scalars[i] * points[i]. points: n affine points (raw Montgomery, all-zero = infinity);
