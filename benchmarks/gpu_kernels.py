@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy as cp  # noqa: E402
 
 from cuzk.backends import cuda as cuda_backend  # noqa: E402
+from cuzk.backends import cuda_fr  # noqa: E402
 from cuzk.backends.cuda import (  # noqa: E402
     DEFAULT_MSM_AFFINE_ROUNDS,
     MODULES,
@@ -146,6 +150,54 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
     return pk, circ
 
 
+_KERNEL_NAME = re.compile(r"gpu::(\w+)<[^<>]*?(?:, (\d))?>")
+
+
+def kernel_trace(fn: Callable[[], Any]) -> dict[str, Any]:
+    """fn's device kernels through torch.profiler's CUPTI trace (it records CuPy's launches
+    too): per kernel (name<group or radix>) launches and summed ms, the sum over all kernels,
+    the span from the first kernel's start to the last one's end, and the time no kernel ran."""
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        cp.cuda.Device().synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "trace.json"
+        prof.export_chrome_trace(str(path))
+        events = json.loads(path.read_text()).get("traceEvents", [])
+    return summarize_kernels(events)
+
+
+def summarize_kernels(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A chrome trace's kernel events ("cat": "kernel", ts and dur in µs) per kernel."""
+    ks = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
+    if not ks:
+        return {"kernels": {}, "note": "no kernel events in the trace"}
+    per: dict[str, list[float]] = {}
+    for e in ks:
+        m = _KERNEL_NAME.search(e["name"])
+        key = (m.group(1) + (f"<{m.group(2)}>" if m.group(2) else "")) if m else e["name"][:60]
+        per.setdefault(key, []).append(e["dur"] / 1e3)
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in ks)
+    busy, cur_lo, cur_hi = 0.0, *spans[0]
+    for lo, hi in spans[1:]:  # union of the kernels' intervals
+        if lo > cur_hi:
+            busy, cur_lo = busy + cur_hi - cur_lo, lo
+        cur_hi = max(cur_hi, hi)
+    busy += cur_hi - cur_lo
+    span = max(hi for _, hi in spans) - spans[0][0]
+    return {
+        "span_ms": round(span / 1e3, 2),
+        "idle_ms": round((span - busy) / 1e3, 2),
+        "kernel_sum_ms": round(sum(sum(v) for v in per.values()), 2),
+        "kernels": {k: {"n": len(v), "ms": round(sum(v), 3)}
+                    for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1]))},
+    }
+
+
 def bench_prove(
     gpu: CudaBackend,
     c,
@@ -159,6 +211,7 @@ def bench_prove(
     reserve: int | None = 16 << 30,
     table_window: int = 0,
     g2_in_region: bool = False,
+    trace: bool = False,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
@@ -170,7 +223,8 @@ def bench_prove(
     the partition's working set (its uploads and the region's buffers), and the tables leave
     1.15x that free; table_window forces the tables' window width (0: the cost model's).
     g2_in_region: the G2 MSM runs in the kernel region beside the G1 MSMs (the engine's default,
-    g2_on_cpu off), its key copy resident; row tag /g2.
+    g2_on_cpu off), its key copy resident; row tag /g2. trace: one more region per row (the
+    Filecoin-like witness) under kernel_trace, in the row's "trace".
     Rows report the working set of their last run (region_gib: the memory
     pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
@@ -257,6 +311,14 @@ def bench_prove(
                     for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
                         phases[k].append(v * 1e3)
             mix = witness_mix(w)
+            ktrace = None
+            if trace and check:
+                syn = prover.upload(prover.synthesize(pk, w, gpu, check=False), gpu)
+                cp.cuda.Device().synchronize()
+                ktrace = kernel_trace(
+                    lambda s=syn, k=pk: prover.kernels(k, s, gpu, g2=g2_in_region)
+                )
+                del syn
             # each G1 MSM of the last run: size, device time and phases (in the order the MSMs
             # finished: h's first when in turn; A and B1 have the same size)
             msms = []
@@ -284,6 +346,7 @@ def bench_prove(
                 affine_rounds=gpu.msm_affine_rounds,
                 msm_device_ms=msms,
                 concurrent=conc,
+                **({"trace": ktrace} if ktrace is not None else {}),
             )
     del pk
     gpu.drop_msm_tables()
@@ -322,7 +385,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, hfN, gbN, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, hfN, gbN, wN, nrR, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -341,6 +404,8 @@ def main() -> None:
                     help="the G2 MSM inside --prove's kernel region (the engine's default)")
     ap.add_argument("--g2-windows", default="",
                     help="G2 MSM window widths to time at each --g2 size (besides the model's)")
+    ap.add_argument("--prove-trace", action="store_true",
+                    help="per-kernel times of one more region per --prove row (torch.profiler)")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
@@ -406,6 +471,8 @@ def main() -> None:
     scatter0 = gpu.msm_scatter_passes
     task_chunk0, items_inl0, flat_chunk0 = gpu.msm_task_chunk, gpu.msm_items_inl, gpu.msm_flat_chunk
     host_finish0, acc_block_g2_0 = gpu.msm_host_finish, gpu.msm_acc_block_g2
+    window0 = os.environ.get("CUZK_MSM_WINDOW")
+    ntt_shape0 = (gpu.ntt_tile_radix, gpu.ntt_threads)
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -418,11 +485,17 @@ def main() -> None:
         # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl), fN (flat
         # first-level chunks of N entries: msm_flat_chunk), hfN (the groups whose window sums
         # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish), gbN (G2's
-        # bucket-sum blocks of N threads: msm_acc_block_g2)
+        # bucket-sum blocks of N threads: msm_acc_block_g2), wN (window N for MSMs without
+        # tables: CUZK_MSM_WINDOW; in a tabled partition that is the G2 MSM's), nrR (the NTT
+        # tiles of every transform at radix R, 4 at R4_THREADS threads: ntt_tile_radix)
         gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
         gpu.msm_host_finish, gpu.msm_acc_block_g2 = host_finish0, acc_block_g2_0
         gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
         gpu.msm_flat_chunk = flat_chunk0
+        gpu.ntt_tile_radix, gpu.ntt_threads = ntt_shape0
+        os.environ.pop("CUZK_MSM_WINDOW", None)
+        if window0 is not None:
+            os.environ["CUZK_MSM_WINDOW"] = window0
         gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
         gpu.msm_scatter_passes = scatter0
         cuda_backend._affine_pays = affine_pays0
@@ -434,6 +507,11 @@ def main() -> None:
                 os.environ["CUZK_MSM_CHUNK"] = tok[1:]
             elif tok[:1] == "o" and tok[1:].isdigit():
                 gpu.msm_task_chunk = int(tok[1:])
+            elif tok[:2] == "nr" and tok[2:].isdigit():
+                gpu.ntt_tile_radix = int(tok[2:])
+                gpu.ntt_threads = cuda_fr.R4_THREADS if gpu.ntt_tile_radix == 4 else ntt_shape0[1]
+            elif tok[:1] == "w" and tok[1:].isdigit():
+                os.environ["CUZK_MSM_WINDOW"] = tok[1:]
             elif tok == "iinl":
                 gpu.msm_items_inl = True
             elif tok[:1] == "f" and tok[1:].isdigit():
@@ -647,6 +725,7 @@ def main() -> None:
                 else int(float(args.prove_reserve_gib) * 2**30),
                 table_window=args.prove_table_window,
                 g2_in_region=args.prove_g2,
+                trace=args.prove_trace,
             )
     result = {"info": info, "rows": rows}
     if args.out:

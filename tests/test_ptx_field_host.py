@@ -7,7 +7,10 @@ no carry may be dropped by an instruction whose bound says there is none. The se
 the device's own dispatch (CUZK_EMULATE_DEVICE_PRODUCT: sqr() is sqr_ptx by default). The
 third has the Karatsuba products in mul_ptx and mul_sum_ptx (CUZK_KARATSUBA_MUL,
 CUZK_KARATSUBA_SUM) and benchmarks/karatsuba_sched.cuh's product, against the portable one;
-the edge values include equal halves and either half above the other."""
+the edge values include equal halves and either half above the other. Every build also checks
+the Fp2 product with two reductions (fq2_mul_ptx) and Fp2's own product (in the device-product
+builds that same form, or with CUZK_FQ2_LAZY=0 Karatsuba over three products) against the schoolbook over the field's product, on edge values
+(either T0 = a0·b0 or T1 = a1·b1 the larger, the largest sums) and random ones."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
     [
         ["-DCUZK_EMULATE_PTX"],
         ["-DCUZK_EMULATE_DEVICE_PRODUCT"],
+        ["-DCUZK_EMULATE_DEVICE_PRODUCT", "-DCUZK_FQ2_LAZY=0"],
         ["-DCUZK_EMULATE_PTX", "-DCUZK_KARATSUBA_MUL", "-DCUZK_KARATSUBA_SUM",
          "-DCUZK_TEST_KARATSUBA_SCHED"],
     ],

@@ -40,6 +40,19 @@ static F mul_sched(const F& a, const F& b) {
 #endif
 }
 
+// (a0 + a1·u)(b0 + b1·u), u² = −1, against the schoolbook over the field's own * (the portable
+// product, or with CUZK_EMULATE_DEVICE_PRODUCT the device product checked above): the two-
+// reduction device form (fq2_mul_ptx) and Fp2's operator* (with CUZK_FQ2_LAZY the same form).
+template <class F>
+static bool fq2_ok(const F& a0, const F& a1, const F& b0, const F& b1) {
+    const F w0 = a0 * b0 - a1 * b1, w1 = a0 * b1 + a1 * b0;
+    F r0, r1;
+    F::fq2_mul_ptx(r0, r1, a0, a1, b0, b1);
+    const Fp2<F> x{a0, a1}, y{b0, b1};
+    const Fp2<F> z = x * y;
+    return same(r0, w0) && same(r1, w1) && same(z.c0, w0) && same(z.c1, w1);
+}
+
 template <class F>
 static F random_elem(std::mt19937_64& g) {
     F x;
@@ -87,6 +100,14 @@ static int check(const char* name, std::mt19937_64& g, int count) {
                             printf("%s: product-sum edge mismatch\n", name);
                             return 1;
                         }
+    if ((decltype(P_of(F()))::mod(F::N - 1) >> 62) == 0)  // Fp2 products of edge values
+        for (int i = 0; i < 9; i++)
+            for (int j = 0; j < 9; j++)
+                for (int k = 0; k < 9; k++)
+                    if (!fq2_ok(edge[i], edge[j], edge[k], edge[(i + 2 * j + 3 * k) % 9])) {
+                        printf("%s: Fp2 product edge mismatch\n", name);
+                        return 1;
+                    }
     for (int k = 0; k < count; k++) {
         F a = random_elem<F>(g), b = random_elem<F>(g);
         if (!same(a.mul_ptx(b), a * b) || !same(a.mul_ptx(a), a * a) ||
@@ -117,8 +138,14 @@ static int check(const char* name, std::mt19937_64& g, int count) {
             printf("%s: square mismatch at %d\n", name, k);
             return 1;
         }
-        // a·b + c·d with one reduction, on the fields with 4p < R (the base fields)
+        // a·b + c·d with one reduction, and Fp2 products with two, on the fields with 4p < R
+        // (the base fields)
         if ((decltype(P_of(F()))::mod(F::N - 1) >> 62) == 0) {
+            const F c2 = random_elem<F>(g), d2 = k % 3 ? random_elem<F>(g) : edge[k % 9];
+            if (!fq2_ok(a, b, c2, d2) || !fq2_ok(b, a, d2, c2)) {
+                printf("%s: Fp2 product mismatch at %d\n", name, k);
+                return 1;
+            }
             F c = k % 7 ? random_elem<F>(g) : edge[k % 9], d = k % 5 ? random_elem<F>(g) : edge[k % 9];
             if (!same(F::mul_sum_ptx(a, b, c, d), a * b + c * d) ||
                 !same(F::mul_sum_ptx(s, s, t, t), s * s + t * t)) {

@@ -19,6 +19,11 @@
 #define CUZK_MUL_SUM 1
 #endif
 #endif
+// Fp2 products on the device with two Montgomery reductions instead of three (Fp::fq2_mul);
+// -DCUZK_FQ2_LAZY=0 for Karatsuba over three Montgomery products (NOTES, GPU round 12).
+#ifndef CUZK_FQ2_LAZY
+#define CUZK_FQ2_LAZY 1
+#endif
 
 namespace cuzk {
 
@@ -1362,6 +1367,23 @@ struct Fp {
 #endif
         return a * b - c * d;
     }
+    // (a0 + a1·u)(b0 + b1·u) for Fp2 = Fp[u]/(u² + 1): on the device (CUZK_FQ2_LAZY, a field
+    // with 4p < R) three plain products and two reductions (ptx::fq2_mul_lazy), else Karatsuba
+    // over three Montgomery products.
+    CUZK_HD static void fq2_mul(Fp& r0, Fp& r1, const Fp& a0, const Fp& a1, const Fp& b0,
+                                const Fp& b1) {
+#if ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)) && \
+    CUZK_FQ2_LAZY
+        if constexpr ((P::mod(N - 1) >> 62) == 0) {
+            fq2_mul_ptx(r0, r1, a0, a1, b0, b1);
+            return;
+        }
+#endif
+        const Fp t0 = a0 * b0, t1 = a1 * b1;
+        const Fp t2 = (a0 + a1) * (b0 + b1);
+        r0 = t0 - t1;
+        r1 = t2 - t0 - t1;
+    }
     CUZK_HD Fp sqr() const {
 #if defined(CUZK_PAIR_SQR) && \
     ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT))
@@ -1419,6 +1441,19 @@ struct Fp {
         ptx::mont_mul_sum<2 * N>(r, x[0], x[1], x[2], x[3], p, inv32());
 #endif
         return from_words(r);
+    }
+    // (a0 + a1·u)(b0 + b1·u) with two reductions (ptx::fq2_mul_lazy): base fields, 4p < R.
+    static CUZK_PTX_FN void fq2_mul_ptx(Fp& r0, Fp& r1, const Fp& a0, const Fp& a1, const Fp& b0,
+                                        const Fp& b1) {
+        uint32_t x[4][2 * N], p[2 * N], y0[2 * N], y1[2 * N];
+        words(x[0], a0.v);
+        words(x[1], a1.v);
+        words(x[2], b0.v);
+        words(x[3], b1.v);
+        mod_words(p);
+        ptx::fq2_mul_lazy<2 * N>(y0, y1, x[0], x[1], x[2], x[3], p, inv32());
+        r0 = from_words(y0);
+        r1 = from_words(y1);
     }
     CUZK_PTX_FN Fp mul_ptx(const Fp& o) const {
         uint32_t a[2 * N], b[2 * N], p[2 * N], r[2 * N];
