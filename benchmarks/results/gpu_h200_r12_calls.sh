@@ -27,3 +27,6 @@
 #   python3 benchmarks/gpu_kernels.py --profile --msm-host "" --msm "" --h "" --ntt "" --g2 20,24 --reps 6   # lazy, PLAIN, lazy
 #   python3 benchmarks/gpu_kernels.py --profile --msm-host "" --msm "" --h "" --ntt "" --g2 "" --prove 24 --prove-tables --prove-g2 \
 #     --prove-modes inl,inl --reps 4                                                              # lazy, then PLAIN
+# Call 4 (results/engine_gpu_h200_r12*; main with the Fq2 products of two reductions):
+#   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
+#     --partition-workers 4 --jobs 5 --verify 3 --out $OUT/engine

@@ -392,12 +392,7 @@ CUZK_PTX_FN void mont_mul_sum_k(uint32_t* r, const uint32_t* a, const uint32_t* 
     mont_reduce_wide<n>(r, T, p, inv);
 }
 
-// (a0 + a1·u)(b0 + b1·u) in Fp[u]/(u² + 1) with two Montgomery reductions instead of three
-// (CUZK_FQ2_LAZY): plain products T0 = a0·b0, T1 = a1·b1, T2 = (a0 + a1)(b0 + b1) over 2n words,
-// then r0 = REDC(T0 − T1, plus p·2^(32n) when negative) and r1 = REDC(T2 − T0 − T1) = REDC(a0·b1
-// + a1·b0). 3n² + 2n² word products against 3 · 2n². For fields with 4p < 2^(32n) and inputs
-// below p: the sums stay below 2p (n words), T2 < 4p² < 2^(64n), and both values handed to
-// mont_reduce_wide are below p·2^(32n) (|T0 − T1| < p², a0·b1 + a1·b0 < 2p²).
+// r = a + b over n words (the callers' bounds leave no carry out).
 template <int n>
 CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
     r[0] = a[0];
@@ -408,9 +403,15 @@ CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
         addc_cc(r[k], b[k]);
     }
     r[n - 1] = a[n - 1];
-    addc(r[n - 1], b[n - 1]);  // no carry out (the callers' bounds)
+    addc(r[n - 1], b[n - 1]);
 }
 
+// (a0 + a1·u)(b0 + b1·u) in Fp[u]/(u² + 1) with two Montgomery reductions instead of three
+// (CUZK_FQ2_LAZY): plain products T0 = a0·b0, T1 = a1·b1, T2 = (a0 + a1)(b0 + b1) over 2n words,
+// then r0 = REDC(T0 − T1, plus p·2^(32n) when negative) and r1 = REDC(T2 − T0 − T1) = REDC(a0·b1
+// + a1·b0). 3n² + 2n² word products against 3 · 2n². For fields with 4p < 2^(32n) and inputs
+// below p: the sums stay below 2p (n words), T2 < 4p² < 2^(64n), and both values handed to
+// mont_reduce_wide are below p·2^(32n) (|T0 − T1| < p², a0·b1 + a1·b0 < 2p²).
 template <int n>
 CUZK_PTX_FN void fq2_mul_lazy(uint32_t* r0, uint32_t* r1, const uint32_t* a0, const uint32_t* a1,
                               const uint32_t* b0, const uint32_t* b1, const uint32_t* p,
