@@ -338,6 +338,20 @@ CUZK_PTX_FN void karatsuba(uint32_t* T, const uint32_t* a, const uint32_t* b) {
     addc(T[2 * n - 1], 0);
 }
 
+// r = a + b over n words (the callers' bounds leave no carry out).
+template <int n>
+CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
+    r[0] = a[0];
+    add_cc(r[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = a[k];
+        addc_cc(r[k], b[k]);
+    }
+    r[n - 1] = a[n - 1];
+    addc(r[n - 1], b[n - 1]);
+}
+
 template <int n, int i>
 CUZK_PTX_FN void redc_steps(uint32_t* E, uint32_t* O, const uint32_t* p, uint32_t inv) {
     if constexpr (i < n) {
@@ -385,25 +399,8 @@ CUZK_PTX_FN void mont_mul_sum_k(uint32_t* r, const uint32_t* a, const uint32_t* 
     uint32_t T[2 * n], U[2 * n];
     karatsuba<n>(T, a, b);
     karatsuba<n>(U, c, d);
-    add_cc(T[0], U[0]);
-#pragma unroll
-    for (int k = 1; k < 2 * n - 1; k++) addc_cc(T[k], U[k]);
-    addc(T[2 * n - 1], U[2 * n - 1]);
+    add_n<2 * n>(T, T, U);
     mont_reduce_wide<n>(r, T, p, inv);
-}
-
-// r = a + b over n words (the callers' bounds leave no carry out).
-template <int n>
-CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
-    r[0] = a[0];
-    add_cc(r[0], b[0]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = a[k];
-        addc_cc(r[k], b[k]);
-    }
-    r[n - 1] = a[n - 1];
-    addc(r[n - 1], b[n - 1]);
 }
 
 // (a0 + a1·u)(b0 + b1·u) in Fp[u]/(u² + 1) with two Montgomery reductions instead of three
