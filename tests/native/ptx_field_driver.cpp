@@ -42,7 +42,8 @@ static F mul_sched(const F& a, const F& b) {
 
 // (a0 + a1·u)(b0 + b1·u), u² = −1, against the schoolbook over the field's own * (the portable
 // product, or with CUZK_EMULATE_DEVICE_PRODUCT the device product checked above): the two-
-// reduction device form (fq2_mul_ptx) and Fp2's operator* (with CUZK_FQ2_LAZY the same form).
+// reduction device form (fq2_mul_ptx) and Fp2's operator* (with CUZK_EMULATE_DEVICE_PRODUCT the
+// same form, unless CUZK_FQ2_LAZY=0).
 template <class F>
 static bool fq2_ok(const F& a0, const F& a1, const F& b0, const F& b1) {
     const F w0 = a0 * b0 - a1 * b1, w1 = a0 * b1 + a1 * b0;
