@@ -212,6 +212,8 @@ def bench_prove(
     table_window: int = 0,
     g2_in_region: bool = False,
     trace: bool = False,
+    witnesses: tuple[str, ...] = ("filecoin", "random"),
+    also_g1: bool = False,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
@@ -224,7 +226,9 @@ def bench_prove(
     1.15x that free; table_window forces the tables' window width (0: the cost model's).
     g2_in_region: the G2 MSM runs in the kernel region beside the G1 MSMs (the engine's default,
     g2_on_cpu off), its key copy resident; row tag /g2. trace: one more region per row (the
-    Filecoin-like witness) under kernel_trace, in the row's "trace".
+    Filecoin-like witness) under kernel_trace, in the row's "trace". witnesses: which of
+    "filecoin" and "random" to time. also_g1 (with g2_in_region): each row is followed by the
+    G1-only region over the same key and tables.
     Rows report the working set of their last run (region_gib: the memory
     pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
@@ -253,11 +257,11 @@ def bench_prove(
         gpu.to_device(getattr(pk, name), keep=True)
 
     rng = np.random.default_rng(seed)
-    wits = {"filecoin": w0}
     wr = rng.integers(0, 2**64, size=(circ.n_vars, 4), dtype=np.uint64)
     wr[:, 3] &= np.uint64((1 << (c.fr_r_bits - 1 - 192)) - 1)
     wr[0] = [1, 0, 0, 0]
-    wits["random"] = wr
+    wits = {k: w for k, w in (("filecoin", w0), ("random", wr)) if k in witnesses}
+    regions = (True, False) if g2_in_region and also_g1 else (g2_in_region,)
     built: dict[str, float] = {}
     shapes: dict[str, str] = {}
     if tables:
@@ -285,7 +289,7 @@ def bench_prove(
     for conc, mode in ((v, m) for v in streams for m in modes):
         gpu.concurrent = conc
         tag = mode() if mode is not None else ""
-        for kind, w in wits.items():
+        for (kind, w), g2r in ((kw, g) for kw in wits.items() for g in regions):
             check = kind == "filecoin"
             names = ("synth", "kernels", "assemble", "total")
             phases: dict[str, list[float]] = {k: [] for k in names}
@@ -300,12 +304,12 @@ def bench_prove(
                 t1 = time.perf_counter()
                 if gpu.msm_profile is not None:
                     gpu.msm_profile.clear()
-                out = prover.kernels(pk, syn, gpu, g2=g2_in_region)
+                out = prover.kernels(pk, syn, gpu, g2=g2r)
                 cp.cuda.Device().synchronize()
                 t2 = time.perf_counter()
                 upload_gib, region_gib = (mid - base) / 2**30, (pool.total_bytes() - mid) / 2**30
                 del syn
-                prover.assemble(pk, out, 5, 7, gpu, b_g2=None if g2_in_region else b2)
+                prover.assemble(pk, out, 5, 7, gpu, b_g2=None if g2r else b2)
                 t3 = time.perf_counter()
                 if i:
                     for k, v in zip(names, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
@@ -316,7 +320,7 @@ def bench_prove(
                 syn = prover.upload(prover.synthesize(pk, w, gpu, check=False), gpu)
                 cp.cuda.Device().synchronize()
                 ktrace = kernel_trace(
-                    lambda s=syn, k=pk: prover.kernels(k, s, gpu, g2=g2_in_region)
+                    lambda s=syn, k=pk, g=g2r: prover.kernels(k, s, gpu, g2=g)
                 )
                 del syn
             # each G1 MSM of the last run: size, device time and phases (in the order the MSMs
@@ -332,7 +336,7 @@ def bench_prove(
                 c.name,
                 logn,
                 f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn")
-                + ("/g2" if g2_in_region else "") + tag,
+                + ("/g2" if g2r else "") + tag,
                 phases["kernels"],
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
@@ -400,13 +404,16 @@ def main() -> None:
     ap.add_argument(
         "--prove-streams", default="1", help="1 (MSMs concurrent), 0 (in turn) or 1,0 for --prove"
     )
-    ap.add_argument("--prove-g2", action="store_true",
-                    help="the G2 MSM inside --prove's kernel region (the engine's default)")
+    ap.add_argument("--prove-g2", nargs="?", const="on", default="",
+                    help="the G2 MSM inside --prove's kernel region (the engine's default); "
+                    "--prove-g2 both: each row also without it (the G1 region, same tables)")
     ap.add_argument("--g2-windows", default="",
                     help="G2 MSM window widths to time at each --g2 size (besides the model's)")
     ap.add_argument("--prove-trace", action="store_true",
                     help="per-kernel times of one more region per --prove row (torch.profiler)")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
+    ap.add_argument("--prove-witnesses", default="filecoin,random",
+                    help="--prove's witnesses: filecoin (mostly 0/1), random (uniform)")
     ap.add_argument("--profile", action="store_true", help="per-phase MSM times in each row")
     ap.add_argument("--table-windows", default="", help="table window widths at --sweep-log")
     ap.add_argument("--chunks", default="", help="bucket-sum chunk sizes T at --sweep-log (table)")
@@ -724,8 +731,10 @@ def main() -> None:
                 if args.prove_reserve_gib == "auto"
                 else int(float(args.prove_reserve_gib) * 2**30),
                 table_window=args.prove_table_window,
-                g2_in_region=args.prove_g2,
+                g2_in_region=args.prove_g2 != "",
                 trace=args.prove_trace,
+                witnesses=tuple(args.prove_witnesses.split(",")),
+                also_g1=args.prove_g2 == "both",
             )
     result = {"info": info, "rows": rows}
     if args.out:

@@ -7,6 +7,10 @@ every field product through the exact emulation of the device product. CudaBacke
 _msm, precompute_msm, _affine_rounds, _batch_inverse and bucket reductions then drive those
 kernels through a numpy stand-in for CuPy, and each MSM must equal the CPU backend's bit for bit.
 
+CUZK_HOST_MSM_DEFINES adds compiler options to the host build (e.g. a kernel variant's -D
+define, as NVRTC would get it through CUZK_NVRTC_OPTIONS), so such a variant is checked here
+before it reaches a GPU.
+
 What the host run cannot show: races and anything else that depends on threads running at the
 same time. No kernel here reads what another thread of the same launch writes; the atomics of
 msm_histogram/msm_scatter only order the entries within a bucket, which the GPU leaves
@@ -17,6 +21,7 @@ no GPU.
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -87,7 +92,8 @@ def host_libs(tmp_path_factory) -> dict[tuple[str, int], ctypes.CDLL]:
             lib = d / f"msm_{curve}_g{group}.so"
             cmd = [CXX, "-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden",
                    "-DCUZK_EMULATE_DEVICE_PRODUCT", f"-DMSM_CURVE=cuzk::{curve}",
-                   f"-DMSM_GROUP={group}", f"-I{ROOT / 'cuzk/native/include'}",
+                   f"-DMSM_GROUP={group}", *os.environ.get("CUZK_HOST_MSM_DEFINES", "").split(),
+                   f"-I{ROOT / 'cuzk/native/include'}",
                    f"-I{ROOT / 'cuzk/native/cuda'}", f"-I{d}",
                    str(ROOT / "tests/native/msm_kernels_host.cpp"), "-o", str(lib)]  # fmt: skip
             procs[curve, group] = (lib, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
