@@ -131,7 +131,7 @@ def module_jobs(
             arch,
             cubin_dir,
             source,
-            options,
+            options + cuda.module_options(kind, group),
         )
         for curve, kind, group, names in cuda.all_modules()
     ]

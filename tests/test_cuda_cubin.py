@@ -86,8 +86,8 @@ class _Recorder:
 
     built: list[tuple[str, dict[str, str]]] = []
 
-    def __init__(self, names: dict[str, str], label: str = "") -> None:
-        self.names = names
+    def __init__(self, names: dict[str, str], label: str = "", extra: tuple = ()) -> None:
+        self.names, self.extra = names, extra
         _Recorder.built.append((label, names))
 
     def load_all(self) -> None:
@@ -104,15 +104,20 @@ def _backend(monkeypatch) -> cuda.CudaBackend:
 
 
 def test_script_enumerates_what_the_backend_builds(monkeypatch):
+    monkeypatch.delenv("CUZK_G1_FP_CALLS", raising=False)  # the default: G1's products called
     script = _script()
     jobs = script.module_jobs("sm_90", "/tmp/x", SRC, OPTS)
     gpu = _backend(monkeypatch)
-    built = []
+    built, extras = [], []
     for curve, kind, group, names in cuda.all_modules():
         assert names == _expected(curve, kind, group)
         mod = gpu.module(curve, kind, group)
         built.append((cuda.module_label(curve, kind, group), list(mod.names.values())))
+        extras.append(mod.extra)
     assert [(j[0], j[1]) for j in jobs] == built
+    # each cubin is built with the options its module compiles with (a module's own included)
+    assert [j[5] for j in jobs] == [OPTS + e for e in extras]
+    assert extras.count(("-DCUZK_FP_NOINLINE",)) == 2  # G1's MSM module of each curve
     assert len(jobs) == len({j[0] for j in jobs}) == 2 * len(cuda.MODULES)
     # warm_up builds exactly these modules
     _Recorder.built = []
@@ -120,6 +125,15 @@ def test_script_enumerates_what_the_backend_builds(monkeypatch):
     gpu.warm_up()
     warm = {(label, tuple(n.values())) for label, n in _Recorder.built}
     assert warm == {(label, tuple(names)) for label, names in built}
+
+
+def test_module_options(monkeypatch):
+    monkeypatch.delenv("CUZK_G1_FP_CALLS", raising=False)
+    assert cuda.module_options("msm", 1) == ("-DCUZK_FP_NOINLINE",)
+    assert cuda.module_options("msm", 2) == cuda.module_options("fr", 0) == ()
+    assert cuda.module_options("aux", 1) == ()
+    monkeypatch.setenv("CUZK_G1_FP_CALLS", "0")
+    assert cuda.module_options("msm", 1) == ()
 
 
 class _FakeRaw:

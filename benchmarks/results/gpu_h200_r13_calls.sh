@@ -33,3 +33,14 @@
 #     --prove-g2 both --prove-witnesses filecoin --reps 6
 #   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
 #     --partition-workers 4 --jobs 5 --verify 3 --out $OUT/engine
+# Call 4 (results/gpu_h200_r13_call4_*.json; G1's MSM module with -DCUZK_FP_NOINLINE under
+# CUZK_G1_FP_CALLS=1, then opt-in; now the default, CUZK_G1_FP_CALLS=0 turns it off):
+#   CUZK_G1_FP_CALLS=1 pytest -x tests/test_gpu_msm_tables.py tests/test_gpu_backend.py -k "bls12_381 and (msm or bucket or table)"  # 29 passed
+#   CUZK_G1_FP_CALLS=$c python3 benchmarks/gpu_kernels.py --profile --msm "" --msm-host "" --h "" --ntt "" --g2 "" \
+#     --msm-table 24 --reps 6                                                                   # c = 0, 1, 0, 1 (k_0, k_1: the last of each)
+#   CUZK_G1_FP_CALLS=$c python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --h "" --ntt "" --g2 "" --prove 24 \
+#     --prove-tables --prove-g2 both --prove-witnesses filecoin --reps 6                        # c = 0, 1
+# Call 5 (results/gpu_h200_r13_call5_prove.json; main with both changes as defaults):
+#   pytest tests/test_gpu_backend.py tests/test_gpu_msm_tables.py tests/test_gpu_prove.py     # 175 passed
+#   python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --h "" --ntt "" --g2 "" --prove 24 --prove-tables \
+#     --prove-g2 both --prove-witnesses filecoin --reps 6

@@ -81,6 +81,17 @@ def module_names(curve: str, kind: str, group: int = 1) -> dict[str, str]:
     raise ValueError(f"unknown CUDA module kind {kind!r}")
 
 
+def module_options(kind: str, group: int) -> tuple[str, ...]:
+    """NVRTC options of one module beyond _options(). G1's MSM module calls the base field's
+    product and square instead of inlining them (-DCUZK_FP_NOINLINE; the Fr kernels, in their
+    own module, keep theirs inlined): on the H200 the 2^24 partition's G1 region 198.7 ->
+    193.5 ms, tabled mostly-binary MSMs -6 %, Σ k·B_k -17 %, table builds -20 % (NOTES, GPU
+    round 13). CUZK_G1_FP_CALLS=0 inlines them."""
+    if kind == "msm" and group == 1 and os.environ.get("CUZK_G1_FP_CALLS", "1") not in ("", "0"):
+        return ("-DCUZK_FP_NOINLINE",)
+    return ()
+
+
 def module_label(curve: str, kind: str, group: int) -> str:
     """ "bls12_381 msm1", "bn254 fr": a module's name in logs."""
     return f"{curve} {kind}{group if kind != 'fr' else ''}"
@@ -368,12 +379,14 @@ class _Digits:
 class _Module:
     """One compiled NVRTC module with a fixed set of instantiated kernels."""
 
-    def __init__(self, names: dict[str, str], label: str = "") -> None:
+    def __init__(
+        self, names: dict[str, str], label: str = "", extra: tuple[str, ...] = ()
+    ) -> None:
         self._names = names
         self._fns: dict[str, Any] = {}
         self.label = label or next(iter(names.values()), "")
         self.cached = False  # loaded from the cubin cache (CUZK_CUDA_CUBIN_DIR)
-        src, opts = _source(), _options()
+        src, opts = _source(), _options() + extra
         d = cuda_cubin.cache_dir()
         if d is not None and self._load_cached(d, src, opts):
             return
@@ -531,7 +544,9 @@ class CudaBackend(FrKernels):
             mod = self._modules.get(key)
             if mod is None:
                 names = module_names(c.name, kind, group)
-                mod = self._modules[key] = _Module(names, module_label(c.name, kind, group))
+                mod = self._modules[key] = _Module(
+                    names, module_label(c.name, kind, group), module_options(kind, group)
+                )
         return mod
 
     def warm_up(self, curves: tuple[str, ...] = ("bls12_381", "bn254")) -> None:

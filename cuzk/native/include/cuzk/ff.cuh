@@ -25,6 +25,14 @@
 #define CUZK_FQ2_LAZY 1
 #endif
 
+// Device, with CUZK_FP_NOINLINE (an option of G1's MSM module only: cuda.module_options): the
+// field's product and square out of line, one copy of each per kernel instead of one per use.
+#if defined(__CUDACC_RTC__) && defined(CUZK_FP_NOINLINE)
+#define CUZK_FP_MUL __host__ __device__ __noinline__
+#else
+#define CUZK_FP_MUL CUZK_HD
+#endif
+
 namespace cuzk {
 
 // ---- field parameters (generated from cuzk/curves.py; tests check them against it) ----
@@ -1308,7 +1316,7 @@ struct Fp {
     }
 #endif
     // Montgomery product a·b·R^-1 (no-carry CIOS).
-    CUZK_HD Fp operator*(const Fp& o) const {
+    CUZK_FP_MUL Fp operator*(const Fp& o) const {
 #if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)
         return mul_ptx(o);
 #else
@@ -1384,7 +1392,7 @@ struct Fp {
         r0 = t0 - t1;
         r1 = t2 - t0 - t1;
     }
-    CUZK_HD Fp sqr() const {
+    CUZK_FP_MUL Fp sqr() const {
 #if defined(CUZK_PAIR_SQR) && \
     ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT))
         return sqr_ptx();
