@@ -112,20 +112,32 @@ def make_points(gpu: CudaBackend, c, group: int, n: int, seed: int) -> cp.ndarra
     return cp.ascontiguousarray(tiled)
 
 
-def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
+def fake_key(gpu: CudaBackend, c, logn: int, seed: int, dense: bool = False):
     """A key of the synthetic Filecoin-like circuit's shape with random points: not a valid
-    key (a real setup at 2^24 is far too slow in Python), but every kernel does the real work."""
+    key (a real setup at 2^24 is far too slow in Python), but every kernel does the real work.
+    As in a real key (and a bellman file read with its density), the A and B queries have the
+    point at infinity for each variable absent from A, resp. B (15 % and 40 % of this
+    circuit's variables); dense: random points there too (the benchmark's key before round
+    14, which made the MSMs of A, B1 and B2 add points a real key does not have)."""
     from cuzk.circuits.synthetic import for_domain
+    from cuzk.formats.bellman import bellman_density
     from cuzk.groth16.keys import ProvingKey
 
     circ = for_domain(c, logn)
     nv, npub, n = circ.n_vars, circ.n_public, 1 << logn
+    a_live, b_live = (None, None) if dense else bellman_density(circ.r1cs)
 
-    def g1(k: int) -> np.ndarray:
-        return cp.asnumpy(make_points(gpu, c, 1, k, seed + k))
+    def g1(k: int, live: np.ndarray | None = None) -> np.ndarray:
+        pts = cp.asnumpy(make_points(gpu, c, 1, k, seed + k))
+        if live is not None:
+            pts[~live] = 0
+        return pts
 
-    def g2(k: int) -> np.ndarray:
-        return cp.asnumpy(make_points(gpu, c, 2, k, seed + k))
+    def g2(k: int, live: np.ndarray | None = None) -> np.ndarray:
+        pts = cp.asnumpy(make_points(gpu, c, 2, k, seed + k))
+        if live is not None:
+            pts[~live] = 0
+        return pts
 
     one1, one2 = g1(1)[0], g2(1)[0]
     pk = ProvingKey(
@@ -138,9 +150,9 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int):
         beta_g2=one2,
         delta_g1=one1,
         delta_g2=one2,
-        a_g1=g1(nv),
-        b_g1=g1(nv),
-        b_g2=g2(nv),
+        a_g1=g1(nv, a_live),
+        b_g1=g1(nv, b_live),
+        b_g2=g2(nv, b_live),
         l_g1=g1(nv - npub - 1),
         h_g1=g1(n - 1),
         h_convention="bellman",  # Filecoin's: h as coefficients, n - 1 H points
@@ -214,6 +226,8 @@ def bench_prove(
     trace: bool = False,
     witnesses: tuple[str, ...] = ("filecoin", "random"),
     also_g1: bool = False,
+    g2_table: tuple[int, int] | None = None,
+    dense_key: bool = False,
 ) -> None:
     """Partition prove on a fake key: synthesis (host), the kernel region (h and the four G1
     MSMs: what the engine runs under the device lock when the G2 MSM goes to the CPU), the G2
@@ -228,7 +242,9 @@ def bench_prove(
     g2_on_cpu off), its key copy resident; row tag /g2. trace: one more region per row (the
     Filecoin-like witness) under kernel_trace, in the row's "trace". witnesses: which of
     "filecoin" and "random" to time. also_g1 (with g2_in_region): each row is followed by the
-    G1-only region over the same key and tables.
+    G1-only region over the same key and tables. g2_table (window, stride; with tables and
+    g2_in_region): window tables for the key's B2 query too, after the G1 queries' (0, 0: the
+    cost model's shape). dense_key: fake_key's dense key (rows tagged /dense).
     Rows report the working set of their last run (region_gib: the memory
     pool's growth during the region)."""
     from cuzk.circuits.synthetic import witness_mix
@@ -239,7 +255,7 @@ def bench_prove(
     gpu.drop_msm_tables()
     gpu.drop_device_copies()
     cp.get_default_memory_pool().free_all_blocks()
-    pk, circ = fake_key(gpu, c, logn, seed)
+    pk, circ = fake_key(gpu, c, logn, seed, dense=dense_key)
     # The G2 MSM once, before any tables (the engine runs it on the CPU beside the GPU region).
     w0 = circ.witness(seed)
     syn0 = prover.upload(prover.synthesize(pk, w0, gpu, check=False), gpu)
@@ -284,6 +300,15 @@ def bench_prove(
             tab = gpu._tables.get(id(getattr(pk, name)))
             if nbytes and tab is not None:
                 shapes[name] = f"c={tab.c} stride={tab.stride} rows={tab.rows}"
+        if g2_table is not None and g2_in_region:
+            cw, k = g2_table
+            nbytes = gpu.precompute_msm(
+                c, pk.b_g2, 2, window=cw or None, stride=k or None, reserve=reserve
+            )
+            built["b_g2"] = round(nbytes / 2**30, 1)
+            tab = gpu._tables.get(id(pk.b_g2))
+            if nbytes and tab is not None:
+                shapes["b_g2"] = f"c={tab.c} stride={tab.stride} rows={tab.rows}"
         print(f"window tables (GiB, {reserve / 2**30:.1f} GiB reserve): {built} {shapes}",
               flush=True)
     for conc, mode in ((v, m) for v in streams for m in modes):
@@ -336,7 +361,7 @@ def bench_prove(
                 c.name,
                 logn,
                 f"host/{kind}" + ("/tables" if tables else "") + ("" if conc else "/in-turn")
-                + ("/g2" if g2r else "") + tag,
+                + ("/g2" if g2r else "") + ("/dense" if dense_key else "") + tag,
                 phases["kernels"],
                 phases_ms={k: statistics.median(v) for k, v in phases.items()},
                 binary=round(mix["binary"], 3),
@@ -409,6 +434,12 @@ def main() -> None:
                     "--prove-g2 both: each row also without it (the G1 region, same tables)")
     ap.add_argument("--g2-windows", default="",
                     help="G2 MSM window widths to time at each --g2 size (besides the model's)")
+    ap.add_argument("--prove-g2-table", default="",
+                    help="window tables for the B2 query too (with --prove-tables and --prove-g2): "
+                    "'C,K' window and stride, '0,0' the cost model's shape")
+    ap.add_argument("--prove-dense-key", action="store_true",
+                    help="--prove's key with random points where a real key has infinity (A/B "
+                    "of variables absent from A/B): the benchmark's key before round 14")
     ap.add_argument("--prove-trace", action="store_true",
                     help="per-kernel times of one more region per --prove row (torch.profiler)")
     ap.add_argument("--prove-modes", default="", help="bucket-sum modes for --prove (--msm-sum)")
@@ -735,6 +766,8 @@ def main() -> None:
                 trace=args.prove_trace,
                 witnesses=tuple(args.prove_witnesses.split(",")),
                 also_g1=args.prove_g2 == "both",
+                g2_table=tuple(_ints(args.prove_g2_table)) if args.prove_g2_table else None,
+                dense_key=args.prove_dense_key,
             )
     result = {"info": info, "rows": rows}
     if args.out:

@@ -742,6 +742,91 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
     assert backend.launched["msm_acc_entries_buckets"]
 
 
+def _sparse_points(cpu, c, group: int, n: int, rng, share: float) -> np.ndarray:
+    """_edge_points with about `share` of the rows (random ones) at infinity: a key's A or B
+    query, whose variables absent from A, resp. B, have no point."""
+    pts = _edge_points(cpu, c, group, n, rng)
+    pts[[i for i in range(7, n) if rng.random() < share]] = 0
+    return pts
+
+
+def _sorted_scalars(backend, monkeypatch) -> list:
+    """Records the scalars each digit sort gets (host copies)."""
+    seen: list = []
+    sort = backend._sort_digits
+    monkeypatch.setattr(
+        backend, "_sort_digits", lambda mod, sc, *a: seen.append(np.array(sc)) or sort(mod, sc, *a)
+    )
+    return seen
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("tables", (False, True))
+def test_msm_zeroes_scalars_of_bases_at_infinity(backend, cpu, rng, monkeypatch, curve, group,
+                                                 tables):
+    """A base array with ~40 % of its bases at infinity: the digit sort gets those bases'
+    scalars zeroed (no entries for them), the result is the CPU's, and the caller's scalars are
+    untouched. A few bases at infinity (under msm_mask_min, 10 % here), or msm_mask_min 0: the scalars go
+    to the sort as given, same result."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.msm_mask_min = 0.1
+    n = _n(group, rng, tables)
+    sparse = _sparse_points(cpu, c, group, n, rng, 0.4)
+    few = _edge_points(cpu, c, group, n, rng)  # 2 of n at infinity
+    if tables:
+        for pts in (sparse, few):
+            assert backend.precompute_msm(c, pts, group, window=7) > 0
+    seen = _sorted_scalars(backend, monkeypatch)
+    inf = ~sparse.reshape(n, -1).any(axis=1)
+    assert inf.sum() > n / 4
+    for kind in ("uniform", "bits"):
+        scalars = _scalars(rng, c.r, n, kind)
+        s = fr_from_ints(c, scalars)
+        before = s.copy()
+        _check_msm(backend, cpu, c, group, sparse, scalars)
+        got = seen[-1].reshape(n, 4)
+        assert not got[inf].any() and np.array_equal(got[~inf], s.reshape(n, 4)[~inf])
+        _check_msm(backend, cpu, c, group, few, scalars)
+        assert np.array_equal(seen[-1].reshape(n, 4), s.reshape(n, 4))
+        assert np.array_equal(s, before)
+    backend.msm_mask_min = 0  # decided per call: the cached mask is not used
+    scalars = _scalars(rng, c.r, n, "edge")
+    _check_msm(backend, cpu, c, group, sparse, scalars)
+    assert np.array_equal(seen[-1].reshape(n, 4), fr_from_ints(c, scalars).reshape(n, 4))
+
+
+@pytest.mark.parametrize("tables", (False, True))
+def test_msm_tasks_sort_masked_arrays_alone(backend, cpu, rng, monkeypatch, tables):
+    """A proof's A and B with many bases at infinity (variables absent from A, resp. B) and L
+    without: A and B each sort their own masked scalars, L sorts the scalars as given; each
+    result is the CPU's. Without the masks (msm_mask_min 0) the three share one sort again."""
+    c = get_curve("bls12_381")
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    n = _n(1, rng, tables)
+    sets = [_sparse_points(cpu, c, 1, n, rng, 0.15), _sparse_points(cpu, c, 1, n, rng, 0.4),
+            _edge_points(cpu, c, 1, n - 9, rng)]  # fmt: skip
+    if tables:
+        for pts in sets:
+            assert backend.precompute_msm(c, pts, 1, window=7) > 0
+    seen = _sorted_scalars(backend, monkeypatch)
+    scalars = _scalars(rng, c.r, n, "bits")
+    _msm_tasks_check(backend, cpu, c, sets, scalars, (2, 0, 1))
+    assert backend.launched["msm_histogram"] == 3
+    s = fr_from_ints(c, scalars).reshape(n, 4)
+    inf = [~p.reshape(len(p), -1).any(axis=1) for p in sets[:2]]
+    assert np.array_equal(seen[0].reshape(n - 9, 4), s[9:])  # L, as given
+    for got, i in zip(seen[1:], inf, strict=True):
+        got = got.reshape(n, 4)
+        assert not got[i].any() and np.array_equal(got[~i], s[~i])
+    backend.msm_mask_min = 0
+    _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (0, 1, 2))
+    assert backend.launched["msm_histogram"] == 4
+
+
 def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
     """Tables on A and L but not on B (as when B's table did not fit): A and L share a sort,
     B sorts alone; one array alone in its kind, or msm_share_sort off: one sort each. Same

@@ -124,6 +124,8 @@ _AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: t
 # 2^24 partition, 247 -> 256 ms)
 _FLAT_SKEW = 8  # flat chunks when the largest bucket holds > this times the mean
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
+# infinity share of a base array from which its MSMs zero those bases' scalars (msm_mask_min)
+_MASK_MIN = 1 / 64
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 _ATTR_L2_CACHE_SIZE = 38  # cudaDevAttrL2CacheSize
 
@@ -477,6 +479,7 @@ class CudaBackend(FrKernels):
         self._twiddles: dict[tuple, Any] = {}
         self._resident: dict[int, tuple[Any, Any]] = {}
         self._tables: dict[int, _Table] = {}
+        self._masks: dict[int, tuple[Any, int, int, Any]] = {}
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
         # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
@@ -510,6 +513,13 @@ class CudaBackend(FrKernels):
         self.msm_items_inl = os.environ.get("CUZK_MSM_ITEMS_INL", "1") == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
+        # Scalars of bases at infinity are zeroed before the digit sort when at least this
+        # share of an array's bases is infinity (a key's A and B queries: variables absent
+        # from A, resp. B). Their entries added nothing but cost as much as an addition: a
+        # warp steps through its lanes' entries together, and at the partition's densities
+        # nearly every step has a lane with a real point. 0 turns it off. Env
+        # CUZK_MSM_MASK_MIN.
+        self.msm_mask_min = float(os.environ.get("CUZK_MSM_MASK_MIN", str(_MASK_MIN)))
         # msm_scatter in this many passes of bucket ranges (each pass reads all scalars and
         # writes the entries of its range); 0: scatter_passes decides. Env
         # CUZK_MSM_SCATTER_PASSES.
@@ -745,6 +755,34 @@ class CudaBackend(FrKernels):
             return None
         return tab
 
+    def _infinity_mask(self, points: Any, pts: Any) -> Any:
+        """Device bool mask of pts' bases that are not infinity (all-zero rows) when at least
+        msm_mask_min of them are infinity, else None. The mask and its count are cached per
+        base array (a key's query) while it lives, as its tables are."""
+        n = int(pts.shape[0])
+        if self.msm_mask_min <= 0 or n == 0:
+            return None
+        hit = self._masks.get(id(points))
+        if hit is None or hit[0]() is not points or hit[1] != n:
+            live = (pts != 0).any(axis=1)
+            dead = n - int(live.sum())
+            hit = (None, n, dead, live if dead else None)
+            key = id(points)
+            try:
+                ref = weakref.ref(points, lambda _r: self._masks.pop(key, None))
+                self._masks[key] = hit = (ref, *hit[1:])
+            except TypeError:  # not weak-referenceable: not cached
+                pass
+        return hit[3] if hit[2] >= self.msm_mask_min * n else None
+
+    def _masked_scalars(self, points: Any, pts: Any, sc: Any) -> tuple[Any, bool]:
+        """sc with the scalars of pts' bases at infinity zeroed (_infinity_mask; a new
+        array), and whether any were."""
+        mask = self._infinity_mask(points, pts)
+        if mask is None:
+            return sc, False
+        return sc * mask[:, None], True
+
     @staticmethod
     def _dense_fraction(sc: Any, n: int, sample: int = 4096) -> float:
         """Fraction of the scalars above 1, from an evenly strided sample (one small read)."""
@@ -820,7 +858,7 @@ class CudaBackend(FrKernels):
             raise ValueError("MSM larger than 2^31 points")
         tab = self._table_of(points, n)
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        sc = self.to_device(scalars).reshape(n, 4)
+        sc, _ = self._masked_scalars(points, pts, self.to_device(scalars).reshape(n, 4))
         mod = self.module(c, "msm", group)
         marks = _Marks(self.msm_profile is not None)
         dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, tab, sc), marks)
@@ -931,7 +969,8 @@ class CudaBackend(FrKernels):
         digits: made by whichever of their callables runs first, the others waiting for it
         (host lock, then a CUDA event on their own stream), each skipping the rows before its
         own array. An array alone in its kind (say L, whose table did not fit) is a plain
-        g1_msm, as is every array with msm_share_sort off."""
+        g1_msm, as is an array whose scalars are masked (_infinity_mask: a key's A or B with
+        many bases at infinity) and every array with msm_share_sort off."""
         c = get_curve(curve)
         n = int(scalars.shape[0]) if scalars.ndim else 0
         for pts in point_sets:
@@ -939,7 +978,10 @@ class CudaBackend(FrKernels):
                 raise ValueError(f"{pts.shape[0]} points but {n} scalars")
         tabs = [self._table_of(p, int(p.shape[0])) for p in point_sets]
         groups: dict[Any, list[int]] = {}
-        for j, t in enumerate(tabs):
+        for j, (p, t) in enumerate(zip(point_sets, tabs, strict=True)):
+            m = int(p.shape[0])
+            if self._infinity_mask(p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1)) is not None:
+                continue  # its own sort, of its masked scalars (a plain g1_msm)
             groups.setdefault((t.c, t.nw, t.stride) if t is not None else None, []).append(j)
         tasks: list[Callable[[], Any]] = [
             lambda p=pts: self.g1_msm(c, p, scalars[n - int(p.shape[0]) :]) for pts in point_sets
