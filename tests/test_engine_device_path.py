@@ -46,6 +46,13 @@ class FakeDevice(CpuBackend):
         self.uploads: list[tuple[int, bool]] = []  # (rows, keep)
         self.msm_sizes: list[int] = []
         self._resident: dict[int, np.ndarray] = {}
+        self._masks: dict[int, float] = {}  # id -> share at infinity (msm_infinity_share)
+
+    def msm_infinity_share(self, points: Any) -> float:
+        share = float((~np.asarray(points).reshape(len(points), -1).any(axis=1)).mean())
+        with self.lock:
+            self._masks[id(points)] = share
+        return share
 
     def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
         with self.lock:
@@ -148,6 +155,12 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
         n_priv = pk.n_vars - pk.n_public - 1
         want = [pk.n_vars, pk.n_vars, n_priv, len(pk.h_g1)] + ([] if g2_on_cpu else [pk.n_vars])
         assert sorted(kept) == sorted(want)  # the key's point arrays, once
+        # their shares at infinity measured as the key went HOT: a real key's A and B have
+        # points at infinity (variables absent from A, resp. B), H has none
+        fields = ["a_g1", "b_g1", "l_g1", "h_g1"] + ([] if g2_on_cpu else ["b_g2"])
+        assert set(fake._masks) == {id(getattr(pk, f)) for f in fields}
+        assert fake._masks[id(pk.a_g1)] > 0 and fake._masks[id(pk.b_g1)] > 0
+        assert fake._masks[id(pk.h_g1)] == 0
         n = 4
         req = JobRequest(f"dev-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})
@@ -170,6 +183,6 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
             assert len(held) == 1 and up.end_ms <= held[0].start_ms  # before, not inside
         # demotion drops the resident copies
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._resident == {}
+        assert fake._resident == {} and fake._masks == {}
     finally:
         eng.stop()

@@ -782,6 +782,8 @@ def test_msm_zeroes_scalars_of_bases_at_infinity(backend, cpu, rng, monkeypatch,
     seen = _sorted_scalars(backend, monkeypatch)
     inf = ~sparse.reshape(n, -1).any(axis=1)
     assert inf.sum() > n / 4
+    assert backend.msm_infinity_share(sparse) == inf.sum() / n
+    assert backend.msm_infinity_share(few) == 2 / n
     for kind in ("uniform", "bits"):
         scalars = _scalars(rng, c.r, n, kind)
         s = fr_from_ints(c, scalars)

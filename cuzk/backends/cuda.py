@@ -755,25 +755,41 @@ class CudaBackend(FrKernels):
             return None
         return tab
 
+    def _live_bases(self, points: Any, pts: Any) -> tuple[int, Any]:
+        """(bases at infinity, device bool mask of the others or None when none is) of pts,
+        the device copy of points: computed once per base array (a key's query) and cached
+        while it lives, as its tables are."""
+        n = int(pts.shape[0])
+        hit = self._masks.get(id(points))
+        if hit is not None and hit[0]() is points and hit[1] == n:
+            return hit[2], hit[3]
+        live = (pts != 0).any(axis=1)
+        dead = n - int(live.sum())
+        key = id(points)
+        try:
+            ref = weakref.ref(points, lambda _r: self._masks.pop(key, None))
+            self._masks[key] = (ref, n, dead, live if dead else None)
+        except TypeError:  # not weak-referenceable: not cached
+            pass
+        return dead, live if dead else None
+
     def _infinity_mask(self, points: Any, pts: Any) -> Any:
-        """Device bool mask of pts' bases that are not infinity (all-zero rows) when at least
-        msm_mask_min of them are infinity, else None. The mask and its count are cached per
-        base array (a key's query) while it lives, as its tables are."""
+        """_live_bases' mask when at least msm_mask_min of the bases are infinity, else None."""
         n = int(pts.shape[0])
         if self.msm_mask_min <= 0 or n == 0:
             return None
-        hit = self._masks.get(id(points))
-        if hit is None or hit[0]() is not points or hit[1] != n:
-            live = (pts != 0).any(axis=1)
-            dead = n - int(live.sum())
-            hit = (None, n, dead, live if dead else None)
-            key = id(points)
-            try:
-                ref = weakref.ref(points, lambda _r: self._masks.pop(key, None))
-                self._masks[key] = hit = (ref, *hit[1:])
-            except TypeError:  # not weak-referenceable: not cached
-                pass
-        return hit[3] if hit[2] >= self.msm_mask_min * n else None
+        dead, live = self._live_bases(points, pts)
+        return live if dead >= self.msm_mask_min * n else None
+
+    def msm_infinity_share(self, points: Any) -> float:
+        """Share of a base array's points at infinity. Computes (and keeps) the mask its MSMs
+        use to drop those bases' scalars, so the engine calls it when a key goes HOT and the
+        first proof does not pay for it."""
+        n = int(points.shape[0])
+        if n == 0:
+            return 0.0
+        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, -1)
+        return self._live_bases(points, pts)[0] / n
 
     def _masked_scalars(self, points: Any, pts: Any, sc: Any) -> tuple[Any, bool]:
         """sc with the scalars of pts' bases at infinity zeroed (_infinity_mask; a new

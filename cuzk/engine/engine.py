@@ -286,11 +286,28 @@ class Engine:
                 arrays = [getattr(pk, f) for f in fields]
                 for arr in arrays:
                     be.to_device(arr, keep=True)
+                self._note_infinity(d, be, fields, arrays)
                 handle = _DeviceKey(be, arrays)
                 self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
             handles.append(handle)
         return handles
+
+    @staticmethod
+    def _note_infinity(device: str, be: Any, fields: list[str], arrays: list[Any]) -> None:
+        """The share of each query's points at infinity (variables absent from A, resp. B),
+        measured now so the first proof does not pay for it; the backend's MSMs drop those
+        bases' scalars before sorting."""
+        share = getattr(be, "msm_infinity_share", None)
+        if not callable(share):
+            return
+        parts = []
+        for name, arr in zip(fields, arrays, strict=True):
+            f = share(arr)
+            if f > 0:
+                parts.append(f"{name} {100 * f:.0f} %")
+        if parts:
+            log.info("%s: points at infinity: %s", device, ", ".join(parts))
 
     # H first: its scalars are uniform (no small or zero witness values), so tables gain most.
     _TABLE_ORDER = ("h_g1", "l_g1", "a_g1", "b_g1")
@@ -898,6 +915,7 @@ class _DeviceKey:
 
     def __del__(self) -> None:
         self._pop("_resident", self._refs)
+        self._pop("_masks", self._refs)
         self._pop("_tables", self._table_refs)
 
 
