@@ -352,8 +352,10 @@ def bench_prove(
             # finished: h's first when in turn; A and B1 have the same size)
             msms = []
             for prof in gpu.msm_profile or []:
-                ph = {k: round(v, 2) for k, v in prof.items() if k not in ("n", "table", "c")}
-                msms.append({"n": prof["n"], "ms": round(sum(ph.values()), 2), **ph})
+                ph = {k: round(v, 2) for k, v in prof.items()
+                      if k not in ("n", "table", "c", "entries")}
+                msms.append({"n": prof["n"], "entries": prof.get("entries"),
+                             "ms": round(sum(ph.values()), 2), **ph})
             if gpu.msm_profile:
                 gpu.msm_profile.clear()
             record(
@@ -482,8 +484,9 @@ def main() -> None:
             extra["phases_ms"] = {
                 k: round(statistics.median(r.get(k, 0.0) for r in runs), 3)
                 for k in runs[-1]
-                if k not in ("n", "table", "c")
+                if k not in ("n", "table", "c", "entries")
             }
+            extra["entries"] = runs[-1].get("entries")
         if gpu.msm_profile:  # left over from checks: never another row's
             gpu.msm_profile = []
         row = {

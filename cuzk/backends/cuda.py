@@ -972,7 +972,9 @@ class CudaBackend(FrKernels):
             mod["msm_finish"]((1,), (1,), (seg, _u32(dg.nwr), _i32(dg.cw), out))
         marks("finish")
         if self.msm_profile is not None:
-            self.msm_profile.append({"n": n, "table": bool(dg.shared), "c": dg.cw, **marks.times()})
+            self.msm_profile.append(
+                {"n": n, "table": bool(dg.shared), "c": dg.cw, "entries": dg.total, **marks.times()}
+            )
         return out
 
     def g1_msm_tasks(
@@ -996,7 +998,9 @@ class CudaBackend(FrKernels):
         groups: dict[Any, list[int]] = {}
         for j, (p, t) in enumerate(zip(point_sets, tabs, strict=True)):
             m = int(p.shape[0])
-            if self._infinity_mask(p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1)) is not None:
+            if self.msm_mask_min > 0 and self._infinity_mask(
+                p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1)
+            ) is not None:
                 continue  # its own sort, of its masked scalars (a plain g1_msm)
             groups.setdefault((t.c, t.nw, t.stride) if t is not None else None, []).append(j)
         tasks: list[Callable[[], Any]] = [
