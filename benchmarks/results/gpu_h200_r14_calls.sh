@@ -32,3 +32,10 @@
 #   for i in 1 2 3; for m in on off: CUZK_MSM_MASK_MIN=(0.015625 | 0) python3 benchmarks/engine_gpu.py \
 #     --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 --partition-workers 4 --jobs 5 \
 #     --verify (3 for the first run, else 0)
+#
+# Prepared and not run (the session's device time ran out): the masked 2^24 partition traced, and
+# the G2 MSM's window over its masked scalars. For the next session:
+#   python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --h "" --ntt "" --g2 "" --prove 24 --prove-tables \
+#     --prove-g2 both --prove-trace --prove-witnesses filecoin --reps 6
+#   python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --h "" --ntt "" --g2 "" --prove 24 --prove-tables \
+#     --prove-g2 --prove-modes auto,auto+w13,auto+w14,auto+w18 --prove-witnesses filecoin --reps 6
