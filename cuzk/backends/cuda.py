@@ -791,13 +791,10 @@ class CudaBackend(FrKernels):
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, -1)
         return self._live_bases(points, pts)[0] / n
 
-    def _masked_scalars(self, points: Any, pts: Any, sc: Any) -> tuple[Any, bool]:
-        """sc with the scalars of pts' bases at infinity zeroed (_infinity_mask; a new
-        array), and whether any were."""
+    def _masked_scalars(self, points: Any, pts: Any, sc: Any) -> Any:
+        """sc, or a copy with the scalars of pts' bases at infinity zeroed (_infinity_mask)."""
         mask = self._infinity_mask(points, pts)
-        if mask is None:
-            return sc, False
-        return sc * mask[:, None], True
+        return sc if mask is None else sc * mask[:, None]
 
     @staticmethod
     def _dense_fraction(sc: Any, n: int, sample: int = 4096) -> float:
@@ -874,7 +871,7 @@ class CudaBackend(FrKernels):
             raise ValueError("MSM larger than 2^31 points")
         tab = self._table_of(points, n)
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        sc, _ = self._masked_scalars(points, pts, self.to_device(scalars).reshape(n, 4))
+        sc = self._masked_scalars(points, pts, self.to_device(scalars).reshape(n, 4))
         mod = self.module(c, "msm", group)
         marks = _Marks(self.msm_profile is not None)
         dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, tab, sc), marks)
