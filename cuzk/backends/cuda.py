@@ -338,6 +338,17 @@ class _Marks:
         return out
 
 
+def _weak_ref(cache: dict, obj: Any) -> Any:
+    """A weakref to obj that removes cache[id(obj)] when obj dies (the caches keyed by a host
+    array's identity: resident copies, tables, masks), or None when obj cannot be weakly
+    referenced."""
+    key = id(obj)
+    try:
+        return weakref.ref(obj, lambda _r: cache.pop(key, None))
+    except TypeError:
+        return None
+
+
 class _Strong:
     """A strong reference with weakref's call interface."""
 
@@ -651,12 +662,9 @@ class CudaBackend(FrKernels):
                 return hit[1]
         dev = self._upload(arr, dtype)
         if keep:
-            key = id(arr)
-            try:
-                ref = weakref.ref(arr, lambda _r: self._resident.pop(key, None))
-            except TypeError:
-                return dev
-            self._resident[key] = (ref, dev)
+            ref = _weak_ref(self._resident, arr)
+            if ref is not None:
+                self._resident[id(arr)] = (ref, dev)
         return dev
 
     @staticmethod
@@ -722,12 +730,10 @@ class CudaBackend(FrKernels):
         mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw * k), _i32(rows), table))
         # One-time work (seconds at 2^24+): wait for it, so callers can time and report it.
         cp.cuda.get_current_stream().synchronize()
-        key = id(points)
-        try:
-            ref: Any = weakref.ref(points, lambda _r: self._tables.pop(key, None))
-        except TypeError:  # not weak-referenceable: the table keeps the array alive
+        ref = _weak_ref(self._tables, points)
+        if ref is None:  # not weak-referenceable: the table keeps the array alive
             ref = _Strong(points)
-        self._tables[key] = _Table(ref, table, n, cw, nw, k)
+        self._tables[id(points)] = _Table(ref, table, n, cw, nw, k)
         return need
 
     @staticmethod
@@ -765,12 +771,9 @@ class CudaBackend(FrKernels):
             return hit[2], hit[3]
         live = (pts != 0).any(axis=1)
         dead = n - int(live.sum())
-        key = id(points)
-        try:
-            ref = weakref.ref(points, lambda _r: self._masks.pop(key, None))
-            self._masks[key] = (ref, n, dead, live if dead else None)
-        except TypeError:  # not weak-referenceable: not cached
-            pass
+        ref = _weak_ref(self._masks, points)
+        if ref is not None:  # else not cached
+            self._masks[id(points)] = (ref, n, dead, live if dead else None)
         return dead, live if dead else None
 
     def _infinity_mask(self, points: Any, pts: Any) -> Any:
