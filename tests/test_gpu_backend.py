@@ -137,8 +137,8 @@ def test_g2_msm_by_discrete_log(gpu, rng, curve):
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("group", (1, 2))
 def test_msm_with_many_bases_at_infinity(gpu, rng, curve, group):
-    """A key's A or B query: ~40 % of its bases at infinity (zeros), so the MSM zeroes their
-    scalars before the digit sort (msm_mask_min). Σ s_i·(k_i·G) over the other bases must equal
+    """A key's A or B query: ~40 % of its bases at infinity (zeros), so the MSM's digit sort
+    leaves those bases out (msm_mask_min). Σ s_i·(k_i·G) over the other bases must equal
     (Σ s_i·k_i)·G, on host and device inputs alike, and g1_msm_tasks (A and B masked, L not)
     must agree with single MSMs."""
     c = get_curve(curve)

@@ -224,6 +224,18 @@ class FakeCupy:
         return np.cumsum(a, dtype=dtype, out=out)
 
     @staticmethod
+    def where(cond, a, b) -> _DevArray:
+        return _dev(np.where(cond, a, b))
+
+    @staticmethod
+    def arange(n, dtype=None) -> _DevArray:
+        return _dev(np.arange(n, dtype=dtype))
+
+    @staticmethod
+    def flatnonzero(a) -> _DevArray:
+        return _dev(np.flatnonzero(a))
+
+    @staticmethod
     def argsort(a) -> _DevArray:
         return _dev(np.argsort(np.asarray(a), kind="stable"))
 
@@ -419,13 +431,16 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
     """precompute_msm's msm_table_build, then MSMs whose entries name table rows (one bucket
     set for all windows; with a stride k, rows for every k-th window and k bucket sets, the
     last row covering fewer windows when k does not divide them; a stride of all windows is
-    one row); msm_tables = False ignores the table and gives the same result."""
+    one row); msm_tables = False ignores the table and gives the same result. At window 7 the
+    table holds the live bases only (its MSMs leave the two at infinity out)."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
     nw = c.fr_r_bits // window + 1
     rows = -(-nw // min(stride, nw))
+    backend.msm_mask_min = 1e-3 if window == 7 else 0
     got = backend.precompute_msm(c, pts, group, window=window, stride=stride)
-    assert got == rows * pts.nbytes
+    m = len(pts) - 2 if window == 7 else len(pts)  # _edge_points: two bases at infinity
+    assert got == rows * m * (pts.nbytes // len(pts))
     assert backend.launched["msm_table_build"] == 1
     monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
     for kind, seg, flat, passes in (("edge", 3, False, 1), ("bits", 16, False, 2),
@@ -549,10 +564,16 @@ def test_degenerate_msms(backend, cpu, rng, monkeypatch, curve):
     assert not empty.any() and empty.shape == (2, c.limbs)
 
 
-def _reference_buckets(scalars: list[int], cw: int, nw: int, shared: int) -> dict:
-    """bucket -> sorted entries (row | sign << 31), from the signed digits computed here."""
+def _reference_buckets(
+    scalars: list[int], cw: int, nw: int, shared: int, rank: list[int | None] | None = None
+) -> dict:
+    """bucket -> sorted entries (row | sign << 31), from the signed digits computed here; with
+    rank, scalar i's base is row rank[i], none for None (left out)."""
     M, out = 1 << (cw - 1), {}
-    for i, s in enumerate(scalars):
+    for j, s in enumerate(scalars):
+        i = j if rank is None else rank[j]
+        if i is None:
+            continue
         carry = 0
         for w in range(nw):
             d = ((s >> (w * cw)) & ((1 << cw) - 1)) + carry
@@ -564,14 +585,30 @@ def _reference_buckets(scalars: list[int], cw: int, nw: int, shared: int) -> dic
     return {k: sorted(v) for k, v in out.items()}
 
 
+def _rank_list(rng, n: int, ranks: str) -> list[int | None] | None:
+    """Rows of n bases with ~30 % left out (None): their own indices ("own") or the live
+    bases' indices among themselves ("compact", a table of the live bases); None for "none"."""
+    if ranks == "none":
+        return None
+    live = [i < 2 or rng.random() > 0.3 for i in range(n)]
+    live[-1] = False
+    out, k = [], 0
+    for i, v in enumerate(live):
+        out.append((k if ranks == "compact" else i) if v else None)
+        k += v
+    return out
+
+
 @pytest.mark.parametrize("shared", (0, 1))
 @pytest.mark.parametrize("kind", ("uniform", "bits", "edge", "zero", "one"))
-def test_digit_sort_matches_reference(backend, rng, shared, kind):
+@pytest.mark.parametrize("ranks", ("none", "own", "compact"))
+def test_digit_sort_matches_reference(backend, rng, shared, kind, ranks):
     """The digit sort against the digits computed in Python: the same counts and offsets, and
     each bucket the same entries (their order inside a bucket is unspecified), with the threads
     forwards and in reverse and the scatter in 1, 3 or 7 passes of bucket ranges. Table-shaped
     windows (one bucket set, rows i·nw + w) or one bucket set per window; the ones of a
-    mostly-binary witness share bucket 0."""
+    mostly-binary witness share bucket 0. With a rank array some scalars make no entries (their
+    bases are at infinity) and the others name the rows it gives."""
     c = get_curve("bls12_381")
     n = rng.randrange(1500, 2500)
     if kind in ("zero", "one"):
@@ -581,7 +618,10 @@ def test_digit_sort_matches_reference(backend, rng, shared, kind):
     cw = rng.choice((11, 12)) if shared else 5
     nw = c.fr_r_bits // cw + 1
     nb = 1 << (cw - 1) if shared else nw << (cw - 1)
-    want = _reference_buckets(scalars, cw, nw, shared)
+    rank = _rank_list(rng, n, ranks)
+    want = _reference_buckets(scalars, cw, nw, shared, rank)
+    rk = None if rank is None else backend.dev.asarray(
+        [cuda._NO_ROW if r is None else r for r in rank], dtype=np.uint32)  # fmt: skip
     counts = np.zeros(nb, dtype=np.uint32)
     for k, v in want.items():
         counts[k] = len(v)
@@ -592,7 +632,7 @@ def test_digit_sort_matches_reference(backend, rng, shared, kind):
             lib.h_set_reverse(reverse)
         backend.msm_scatter_passes = passes
         windows = (cw, nw, shared, nb, 1 if shared else nw)
-        dg = backend._sort_digits(mod, sc, n, windows, cuda._Marks(False))
+        dg = backend._sort_digits(mod, sc, n, windows, cuda._Marks(False), rk)
         off = np.asarray(dg.off)
         assert np.array_equal(np.asarray(dg.counts), counts)
         assert off[0] == 0 and np.array_equal(np.diff(off), counts)
@@ -750,25 +790,45 @@ def _sparse_points(cpu, c, group: int, n: int, rng, share: float) -> np.ndarray:
     return pts
 
 
-def _sorted_scalars(backend, monkeypatch) -> list:
-    """Records the scalars each digit sort gets (host copies)."""
+def _recorded_sorts(backend, monkeypatch) -> list:
+    """Records each digit sort: (its scalars, its rank array or None, the entries' total), host
+    copies."""
     seen: list = []
     sort = backend._sort_digits
-    monkeypatch.setattr(
-        backend, "_sort_digits", lambda mod, sc, *a: seen.append(np.array(sc)) or sort(mod, sc, *a)
-    )
+
+    def record(mod, sc, n, windows, marks, rank=None):
+        dg = sort(mod, sc, n, windows, marks, rank)
+        seen.append((np.array(sc), None if rank is None else np.array(rank), dg.total))
+        return dg
+
+    monkeypatch.setattr(backend, "_sort_digits", record)
     return seen
+
+
+def _entries_of(c, scalars: list[int], live, cw: int, shared: int) -> int:
+    """The sort's entries for these scalars, the bases where live is False left out."""
+    nw = c.fr_r_bits // cw + 1
+    rank = [i if v else None for i, v in enumerate(live)]
+    return sum(map(len, _reference_buckets(scalars, cw, nw, shared, rank).values()))
+
+
+def _check_ranks(rank, inf, compact: bool) -> None:
+    """rank leaves out exactly the bases at infinity and gives the others their rows."""
+    assert rank is not None and np.array_equal(rank == cuda._NO_ROW, inf)
+    live = np.flatnonzero(~inf)
+    want = np.arange(len(live)) if compact else live
+    assert np.array_equal(rank[~inf], want)
 
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("tables", (False, True))
-def test_msm_zeroes_scalars_of_bases_at_infinity(backend, cpu, rng, monkeypatch, curve, group,
-                                                 tables):
-    """A base array with ~40 % of its bases at infinity: the digit sort gets those bases'
-    scalars zeroed (no entries for them), the result is the CPU's, and the caller's scalars are
-    untouched. A few bases at infinity (under msm_mask_min, 10 % here), or msm_mask_min 0: the scalars go
-    to the sort as given, same result."""
+def test_msm_leaves_out_bases_at_infinity(backend, cpu, rng, monkeypatch, curve, group, tables):
+    """A base array with ~40 % of its bases at infinity: the digit sort makes no entries for
+    them (a rank array leaves them out; with tables, the table holds the live bases only and
+    the ranks name its rows), the result is the CPU's, and the scalars are untouched. A few
+    bases at infinity (under msm_mask_min, 10 % here): no ranks, same result. msm_mask_min 0:
+    no ranks, except over a table built compacted, which keeps its own."""
     c = get_curve(curve)
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
@@ -776,35 +836,45 @@ def test_msm_zeroes_scalars_of_bases_at_infinity(backend, cpu, rng, monkeypatch,
     n = _n(group, rng, tables)
     sparse = _sparse_points(cpu, c, group, n, rng, 0.4)
     few = _edge_points(cpu, c, group, n, rng)  # 2 of n at infinity
-    if tables:
-        for pts in (sparse, few):
-            assert backend.precompute_msm(c, pts, group, window=7) > 0
-    seen = _sorted_scalars(backend, monkeypatch)
     inf = ~sparse.reshape(n, -1).any(axis=1)
     assert inf.sum() > n / 4
+    if tables:
+        full = backend.precompute_msm(c, few, group, window=7)
+        part = backend.precompute_msm(c, sparse, group, window=7)
+        assert full == n * 2 * c.limbs * group * 8 * (c.fr_r_bits // 7 + 1)
+        assert part * n == full * (n - inf.sum())  # the live bases' rows only
+    seen = _recorded_sorts(backend, monkeypatch)
     assert backend.msm_infinity_share(sparse) == inf.sum() / n
     assert backend.msm_infinity_share(few) == 2 / n
+    shared = 1 if tables else 0
     for kind in ("uniform", "bits"):
         scalars = _scalars(rng, c.r, n, kind)
         s = fr_from_ints(c, scalars)
         before = s.copy()
         _check_msm(backend, cpu, c, group, sparse, scalars)
-        got = seen[-1].reshape(n, 4)
-        assert not got[inf].any() and np.array_equal(got[~inf], s.reshape(n, 4)[~inf])
+        got, rank, total = seen[-1]
+        _check_ranks(rank, inf, tables)
+        assert np.array_equal(got.reshape(s.shape), s)
+        assert total == _entries_of(c, scalars, ~inf, 7 if tables else 6, shared)
         _check_msm(backend, cpu, c, group, few, scalars)
-        assert np.array_equal(seen[-1].reshape(n, 4), s.reshape(n, 4))
+        assert seen[-1][1] is None
         assert np.array_equal(s, before)
-    backend.msm_mask_min = 0  # decided per call: the cached mask is not used
+    backend.msm_mask_min = 0  # decided per call (a table built compacted keeps its ranks)
     scalars = _scalars(rng, c.r, n, "edge")
     _check_msm(backend, cpu, c, group, sparse, scalars)
-    assert np.array_equal(seen[-1].reshape(n, 4), fr_from_ints(c, scalars).reshape(n, 4))
+    if tables:
+        _check_ranks(seen[-1][1], inf, True)
+    else:
+        assert seen[-1][1] is None
+        assert seen[-1][2] == _entries_of(c, scalars, [True] * n, 6, 0)
 
 
 @pytest.mark.parametrize("tables", (False, True))
 def test_msm_tasks_sort_masked_arrays_alone(backend, cpu, rng, monkeypatch, tables):
     """A proof's A and B with many bases at infinity (variables absent from A, resp. B) and L
-    without: A and B each sort their own masked scalars, L sorts the scalars as given; each
-    result is the CPU's. Without the masks (msm_mask_min 0) the three share one sort again."""
+    without: A and B each sort alone, leaving their bases at infinity out, L sorts alone
+    without ranks; each result is the CPU's. With msm_mask_min 0 the three share one sort
+    again, unless A's and B's tables were built over their live bases only."""
     c = get_curve("bls12_381")
     monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
     monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
@@ -814,19 +884,19 @@ def test_msm_tasks_sort_masked_arrays_alone(backend, cpu, rng, monkeypatch, tabl
     if tables:
         for pts in sets:
             assert backend.precompute_msm(c, pts, 1, window=7) > 0
-    seen = _sorted_scalars(backend, monkeypatch)
+    seen = _recorded_sorts(backend, monkeypatch)
     scalars = _scalars(rng, c.r, n, "bits")
     _msm_tasks_check(backend, cpu, c, sets, scalars, (2, 0, 1))
     assert backend.launched["msm_histogram"] == 3
     s = fr_from_ints(c, scalars).reshape(n, 4)
     inf = [~p.reshape(len(p), -1).any(axis=1) for p in sets[:2]]
-    assert np.array_equal(seen[0].reshape(n - 9, 4), s[9:])  # L, as given
-    for got, i in zip(seen[1:], inf, strict=True):
-        got = got.reshape(n, 4)
-        assert not got[i].any() and np.array_equal(got[~i], s[~i])
+    assert np.array_equal(seen[0][0].reshape(n - 9, 4), s[9:]) and seen[0][1] is None  # L
+    for (got, rank, _), i in zip(seen[1:], inf, strict=True):
+        assert np.array_equal(got.reshape(n, 4), s)
+        _check_ranks(rank, i, tables)
     backend.msm_mask_min = 0
     _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (0, 1, 2))
-    assert backend.launched["msm_histogram"] == 4
+    assert backend.launched["msm_histogram"] == (6 if tables else 4)
 
 
 def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):

@@ -124,8 +124,9 @@ _AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: t
 # 2^24 partition, 247 -> 256 ms)
 _FLAT_SKEW = 8  # flat chunks when the largest bucket holds > this times the mean
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
-# infinity share of a base array from which its MSMs zero those bases' scalars (msm_mask_min)
+# infinity share of a base array from which its MSMs leave those bases out (msm_mask_min)
 _MASK_MIN = 1 / 64
+_NO_ROW = 0xFFFFFFFF  # kernels.cu NO_ROW: a rank array's mark for a base left out of the sort
 _MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: page-locked host memory
 _ATTR_L2_CACHE_SIZE = 38  # cudaDevAttrL2CacheSize
 
@@ -363,11 +364,14 @@ class _Table:
     """Precomputed window tables of one base array (see msm_table_build): `rows` rows per
     point, row r = 2^(c·stride·r)·P, for scalars of nw windows of c bits. Stride 1: a row per
     window, one bucket set; stride k: every k-th window, k bucket sets (kernels.cu bucket_key)
-    in 1/k of the memory."""
+    in 1/k of the memory. With rank (kernels.cu NO_ROW), the table holds the array's live
+    bases only, in order, and every sort over it must use that rank."""
 
-    def __init__(self, owner: Any, table: Any, n: int, c: int, nw: int, stride: int = 1) -> None:
+    def __init__(
+        self, owner: Any, table: Any, n: int, c: int, nw: int, stride: int = 1, rank: Any = None
+    ) -> None:  # fmt: skip
         self.owner, self.table, self.n, self.c, self.nw = owner, table, n, c, nw
-        self.stride = stride
+        self.stride, self.rank = stride, rank
         self.rows = table_rows(nw, stride)
 
     @property
@@ -490,7 +494,8 @@ class CudaBackend(FrKernels):
         self._twiddles: dict[tuple, Any] = {}
         self._resident: dict[int, tuple[Any, Any]] = {}
         self._tables: dict[int, _Table] = {}
-        self._masks: dict[int, tuple[Any, int, int, Any]] = {}
+        # id(points) -> (weak ref, n, bases at infinity, live mask, its ranks; None when none is)
+        self._masks: dict[int, tuple[Any, int, int, Any, Any]] = {}
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
         # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
@@ -524,11 +529,12 @@ class CudaBackend(FrKernels):
         self.msm_items_inl = os.environ.get("CUZK_MSM_ITEMS_INL", "1") == "1"
         # g1_msm_tasks sorts the digits once for all its base arrays (False: one sort each)
         self.msm_share_sort = True
-        # Scalars of bases at infinity are zeroed before the digit sort when at least this
-        # share of an array's bases is infinity (a key's A and B queries: variables absent
-        # from A, resp. B). Their entries added nothing but cost as much as an addition: a
-        # warp steps through its lanes' entries together, and at the partition's densities
-        # nearly every step has a lane with a real point. 0 turns it off. Env
+        # The digit sort leaves out the scalars of bases at infinity when at least this share
+        # of an array's bases is infinity (a key's A and B queries: variables absent from A,
+        # resp. B), and window tables of such an array hold its live bases only. Their entries
+        # added nothing but cost as much as an addition: a warp steps through its lanes'
+        # entries together, and at the partition's densities nearly every step has a lane
+        # with a real point. 0 turns it off (tables already built stay compacted). Env
         # CUZK_MSM_MASK_MIN.
         self.msm_mask_min = float(os.environ.get("CUZK_MSM_MASK_MIN", str(_MASK_MIN)))
         # msm_scatter in this many passes of bucket ranges (each pass reads all scalars and
@@ -692,7 +698,8 @@ class CudaBackend(FrKernels):
         BLS12-381 G1 at c = 20). When those do not fit, every k-th window's (a stride: k bucket
         sets instead of one), if the cost model says that still beats no tables
         (choose_table_shape). window / stride force a shape. The table lives as long as the
-        array does.
+        array does. When the MSMs over the array leave its bases at infinity out
+        (_infinity_mask: a key's A or B query), the table holds the live bases only.
         """
         c = get_curve(curve)
         fw = c.limbs * group
@@ -702,15 +709,18 @@ class CudaBackend(FrKernels):
         hit = self._tables.get(id(points))
         if hit is not None and hit.owner() is points:
             return hit.nbytes
-        row_bytes = n * 2 * fw * 8
+        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
+        live = self._infinity_mask(points, pts)
+        m = n if live is None else int(live.shape[0]) - self._live_bases(points, pts)[0]
+        row_bytes = m * 2 * fw * 8
         room = _free_device_bytes() - reserve
         if window:
             cw, k = window, stride or 1
         else:
             # every window a row when that fits; else a stride: fewer rows, more bucket sets
-            cw, k = choose_table_shape(n, c.fr_r_bits, None)
+            cw, k = choose_table_shape(m, c.fr_r_bits, None)
             if table_rows(c.fr_r_bits // cw + 1, k) * row_bytes > room:
-                cw, k = choose_table_shape(n, c.fr_r_bits, max(0, room) // row_bytes)
+                cw, k = choose_table_shape(m, c.fr_r_bits, max(0, room) // max(1, row_bytes))
             if stride:
                 k = stride
             if not cw:
@@ -718,22 +728,29 @@ class CudaBackend(FrKernels):
         nw = c.fr_r_bits // cw + 1
         k = min(k, nw)
         rows = table_rows(nw, k)
-        if rows * n >= 1 << 31 or rows > 40:
-            raise ValueError(f"window tables of {rows} x {n} rows are too large")
+        if rows * m >= 1 << 31 or rows > 40:
+            raise ValueError(f"window tables of {rows} x {m} rows are too large")
         need = rows * row_bytes
         if need > room:
             return 0
-        pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        table = cp.empty((rows * n, 2 * fw), dtype=cp.uint64)
+        rank = idx = None
+        if live is not None:
+            rank = self._ranks(live, True)
+            idx = cp.flatnonzero(live).astype(cp.uint32)
+        table = cp.empty((rows * m, 2 * fw), dtype=cp.uint64)
         mod = self.module(c, "msm", group)
         # rows 2^(cw·k·r)·P: the build's row step is cw·k doublings
-        mod["msm_table_build"](_grid(n, 64), (64,), (pts, _u32(n), _i32(cw * k), _i32(rows), table))
+        mod["msm_table_build"](
+            _grid(m, 64), (64,),
+            (pts, _NULL if idx is None else idx, _u32(m), _i32(cw * k), _i32(rows), table),
+        )  # fmt: skip
+        del idx
         # One-time work (seconds at 2^24+): wait for it, so callers can time and report it.
         cp.cuda.get_current_stream().synchronize()
         ref = _weak_ref(self._tables, points)
         if ref is None:  # not weak-referenceable: the table keeps the array alive
             ref = _Strong(points)
-        self._tables[id(points)] = _Table(ref, table, n, cw, nw, k)
+        self._tables[id(points)] = _Table(ref, table, n, cw, nw, k, rank)
         return need
 
     @staticmethod
@@ -761,32 +778,62 @@ class CudaBackend(FrKernels):
             return None
         return tab
 
-    def _live_bases(self, points: Any, pts: Any) -> tuple[int, Any]:
-        """(bases at infinity, device bool mask of the others or None when none is) of pts,
-        the device copy of points: computed once per base array (a key's query) and cached
-        while it lives, as its tables are."""
+    def _live_bases(self, points: Any, pts: Any) -> tuple[int, Any, Any]:
+        """(bases at infinity, device bool mask of the others, its rank array _ranks(live,
+        False)) of pts, the device copy of points, the last two None when no base is at
+        infinity: computed once per base array (a key's query) and cached while it lives, as
+        its tables are."""
         n = int(pts.shape[0])
         hit = self._masks.get(id(points))
         if hit is not None and hit[0]() is points and hit[1] == n:
-            return hit[2], hit[3]
+            return hit[2], hit[3], hit[4]
         live = (pts != 0).any(axis=1)
         dead = n - int(live.sum())
+        rank = self._ranks(live, False) if dead else None
+        if not dead:
+            live = None
         ref = _weak_ref(self._masks, points)
         if ref is not None:  # else not cached
-            self._masks[id(points)] = (ref, n, dead, live if dead else None)
-        return dead, live if dead else None
+            self._masks[id(points)] = (ref, n, dead, live, rank)
+        return dead, live, rank
 
-    def _infinity_mask(self, points: Any, pts: Any) -> Any:
-        """_live_bases' mask when at least msm_mask_min of the bases are infinity, else None."""
+    def _left_out(self, points: Any, pts: Any) -> tuple[Any, Any] | None:
+        """(live mask, ranks) of _live_bases when at least msm_mask_min of the bases are
+        infinity (their MSMs then leave those bases out), else None."""
         n = int(pts.shape[0])
         if self.msm_mask_min <= 0 or n == 0:
             return None
-        dead, live = self._live_bases(points, pts)
-        return live if dead >= self.msm_mask_min * n else None
+        dead, live, rank = self._live_bases(points, pts)
+        return (live, rank) if dead >= self.msm_mask_min * n else None
+
+    def _infinity_mask(self, points: Any, pts: Any) -> Any:
+        """_live_bases' mask when its MSMs leave the bases at infinity out, else None."""
+        out = self._left_out(points, pts)
+        return None if out is None else out[0]
+
+    def _infinity_ranks(self, points: Any, pts: Any) -> Any:
+        """_live_bases' ranks when its MSMs leave the bases at infinity out, else None."""
+        out = self._left_out(points, pts)
+        return None if out is None else out[1]
+
+    @staticmethod
+    def _ranks(live: Any, compact: bool) -> Any:
+        """The digit sort's rank array (kernels.cu NO_ROW) for a live mask: each live base's
+        row (its index, or with compact its index among the live bases), NO_ROW elsewhere."""
+        idx = cp.cumsum(live, dtype=cp.uint32) - 1 if compact else cp.arange(
+            live.shape[0], dtype=cp.uint32)  # fmt: skip
+        return cp.where(live, idx, cp.uint32(_NO_ROW)).astype(cp.uint32, copy=False)
+
+    def _sort_ranks(self, points: Any, pts: Any, tab: _Table | None) -> Any:
+        """The rank array an MSM over points sorts with: its compacted table's, else the
+        bases' own rows with those at infinity left out (_infinity_ranks), else None."""
+        if tab is not None and tab.rank is not None:
+            return tab.rank
+        return self._infinity_ranks(points, pts)
 
     def msm_infinity_share(self, points: Any) -> float:
-        """Share of a base array's points at infinity. Computes (and keeps) the mask its MSMs
-        use to drop those bases' scalars, so the engine calls it when a key goes HOT and the
+        """Share of a base array's points at infinity. Computes (and keeps) the mask and ranks its
+        MSMs use to leave those bases out, so the engine calls it when a key goes HOT and the
         first proof does not pay for it."""
         n = int(points.shape[0])
         if n == 0:
@@ -794,26 +841,25 @@ class CudaBackend(FrKernels):
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, -1)
         return self._live_bases(points, pts)[0] / n
 
-    def _masked_scalars(self, points: Any, pts: Any, sc: Any) -> Any:
-        """sc, or a copy with the scalars of pts' bases at infinity zeroed (_infinity_mask)."""
-        mask = self._infinity_mask(points, pts)
-        return sc if mask is None else sc * mask[:, None]
-
     @staticmethod
-    def _dense_fraction(sc: Any, n: int, sample: int = 4096) -> float:
-        """Fraction of the scalars above 1, from an evenly strided sample (one small read)."""
+    def _dense_fraction(sc: Any, n: int, rank: Any = None, sample: int = 4096) -> float:
+        """Fraction of the scalars above 1 (of bases the sort keeps: rank), from an evenly
+        strided sample (one small read)."""
         if n == 0:
             return 1.0
         step = max(1, n // sample)
         h = cp.ascontiguousarray(sc[::step][:sample]).get()
         big = (h[:, 1:] != 0).any(axis=1) | (h[:, 0] > 1)
+        if rank is not None:
+            big &= cp.ascontiguousarray(rank[::step][:sample]).get() != _NO_ROW
         return float(np.count_nonzero(big)) / h.shape[0]
 
     def _windows(
-        self, c: Curve, group: int, n: int, tab: _Table | None, sc: Any = None
+        self, c: Curve, group: int, n: int, tab: _Table | None, sc: Any = None, rank: Any = None
     ) -> tuple[int, ...]:
         """(c, windows, shared, buckets, window sums) of an MSM over n scalars (sc, when
-        given, sampled for the share of scalars above 1; tables fix the window)."""
+        given, sampled for the share of scalars above 1 among those rank keeps; tables fix
+        the window)."""
         bits = c.fr_r_bits
         if tab is not None:
             # One bucket set per window class w mod stride, entries name table rows; Horner
@@ -827,7 +873,7 @@ class CudaBackend(FrKernels):
             # 2^22 11.2 -> 12.1), so G1 keeps the dense model (NOTES, GPU round 10).
             forced = os.environ.get("CUZK_MSM_DENSE", "")  # a fraction: skip the sampling
             dense = (float(forced) if forced else
-                     self._dense_fraction(sc, n) if sc is not None and group == 2 else 1.0)
+                     self._dense_fraction(sc, n, rank) if sc is not None and group == 2 else 1.0)
             cw = choose_window(n, bits, group, dense)
         nw = bits // cw + 1
         if nw * n >= 1 << 32:
@@ -835,13 +881,16 @@ class CudaBackend(FrKernels):
         return cw, nw, 0, nw << (cw - 1), nw
 
     def _sort_digits(
-        self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks
-    ) -> _Digits:
-        """Counting sort of the scalars' signed digits by bucket (histogram, scan, scatter)."""
+        self, mod: _Module, sc: Any, n: int, windows: tuple[int, ...], marks: _Marks,
+        rank: Any = None,
+    ) -> _Digits:  # fmt: skip
+        """Counting sort of the scalars' signed digits by bucket (histogram, scan, scatter);
+        rank (kernels.cu NO_ROW) names each scalar's base row and leaves some out."""
         cw, nw, shared, nb, nwr = windows
+        rk = _NULL if rank is None else rank
         counts = cp.zeros(nb, dtype=cp.uint32)
         mod["msm_histogram"](
-            _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), counts)
+            _grid(n), (_BLOCK,), (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), rk, counts)
         )
         marks("histogram")
         off = cp.zeros(nb + 1, dtype=cp.uint32)
@@ -857,8 +906,8 @@ class CudaBackend(FrKernels):
             mod["msm_scatter"](
                 _grid(n),
                 (_BLOCK,),
-                (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), _u32(lo), _u32(hi), cursor,
-                 entries),
+                (sc, _u32(n), _i32(cw), _i32(nw), _i32(shared), rk, _u32(lo), _u32(hi),
+                 cursor, entries),
             )  # fmt: skip
         marks("scatter")
         return _Digits(cw, nw, shared, nb, nwr, counts, off, entries, total, maxcnt)
@@ -874,10 +923,12 @@ class CudaBackend(FrKernels):
             raise ValueError("MSM larger than 2^31 points")
         tab = self._table_of(points, n)
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
-        sc = self._masked_scalars(points, pts, self.to_device(scalars).reshape(n, 4))
+        sc = self.to_device(scalars).reshape(n, 4)
+        rank = self._sort_ranks(points, pts, tab)
         mod = self.module(c, "msm", group)
         marks = _Marks(self.msm_profile is not None)
-        dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, tab, sc), marks)
+        windows = self._windows(c, group, n, tab, sc, rank)
+        dg = self._sort_digits(mod, sc, n, windows, marks, rank)
         src = tab.table if tab is not None else pts
         return self._bucket_sums(c, group, mod, src, dg, 0, marks, n)
 
@@ -987,8 +1038,9 @@ class CudaBackend(FrKernels):
         digits: made by whichever of their callables runs first, the others waiting for it
         (host lock, then a CUDA event on their own stream), each skipping the rows before its
         own array. An array alone in its kind (say L, whose table did not fit) is a plain
-        g1_msm, as is an array whose scalars are masked (_infinity_mask: a key's A or B with
-        many bases at infinity) and every array with msm_share_sort off."""
+        g1_msm, as is an array whose sort leaves bases out (_infinity_mask: a key's A or B
+        with many bases at infinity, or a table of its live bases) and every array with
+        msm_share_sort off."""
         c = get_curve(curve)
         n = int(scalars.shape[0]) if scalars.ndim else 0
         for pts in point_sets:
@@ -998,10 +1050,11 @@ class CudaBackend(FrKernels):
         groups: dict[Any, list[int]] = {}
         for j, (p, t) in enumerate(zip(point_sets, tabs, strict=True)):
             m = int(p.shape[0])
-            if self.msm_mask_min > 0 and self._infinity_mask(
-                p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1)
-            ) is not None:
-                continue  # its own sort, of its masked scalars (a plain g1_msm)
+            if (t is not None and t.rank is not None) or (self.msm_mask_min > 0 and (
+                self._infinity_mask(p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1))
+                is not None
+            )):  # fmt: skip
+                continue  # its own sort, leaving its bases at infinity out (a plain g1_msm)
             groups.setdefault((t.c, t.nw, t.stride) if t is not None else None, []).append(j)
         tasks: list[Callable[[], Any]] = [
             lambda p=pts: self.g1_msm(c, p, scalars[n - int(p.shape[0]) :]) for pts in point_sets

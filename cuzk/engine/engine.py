@@ -296,8 +296,8 @@ class Engine:
     @staticmethod
     def _note_infinity(device: str, be: Any, fields: list[str], arrays: list[Any]) -> None:
         """The share of each query's points at infinity (variables absent from A, resp. B),
-        measured now so the first proof does not pay for it; the backend's MSMs drop those
-        bases' scalars before sorting."""
+        measured now so the first proof does not pay for it; the backend's digit sorts leave
+        those bases out."""
         share = getattr(be, "msm_infinity_share", None)
         if not callable(share):
             return

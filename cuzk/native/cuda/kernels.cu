@@ -120,11 +120,17 @@ __device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t
     }
 }
 
+// rank (may be null): rank[i] is scalar i's base row, or NO_ROW for a base at infinity, whose
+// digits make no entries (a key's A or B query: CudaBackend._infinity_ranks). The rows can be
+// compacted, naming the rows of window tables built over the live bases only.
+#define NO_ROW 0xFFFFFFFFu
+
 template <class C, int G>
 __global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
-                              uint32_t* counts) {
+                              const uint32_t* rank, uint32_t* counts) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+    if (rank && rank[i] == NO_ROW) return;
     const uint32_t M = 1u << (c - 1);
     for_each_digit(scalars, i, c, nw, [&](int w, int d) {
         warp_atomic_inc(counts, bucket_key(w, d, M, shared));
@@ -136,16 +142,18 @@ __global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw
 // in L2 (CudaBackend.msm_scatter_passes).
 template <class C, int G>
 __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
-                            uint32_t key_lo, uint32_t key_hi, uint32_t* cursor,
-                            uint32_t* entries) {
+                            const uint32_t* rank, uint32_t key_lo, uint32_t key_hi,
+                            uint32_t* cursor, uint32_t* entries) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+    const uint32_t b = rank ? rank[i] : i;
+    if (b == NO_ROW) return;
     const uint32_t M = 1u << (c - 1);
     for_each_digit(scalars, i, c, nw, [&](int w, int d) {
         const uint32_t key = bucket_key(w, d, M, shared);
         if (key < key_lo || key >= key_hi) return;
         const uint32_t pos = warp_atomic_inc(cursor, key);
-        const uint32_t row = shared ? table_row(i, w, nw, shared) : i;
+        const uint32_t row = shared ? table_row(b, w, nw, shared) : b;
         entries[pos] = row | (d < 0 ? 0x80000000u : 0u);
     });
 }
@@ -509,18 +517,19 @@ __global__ void msm_aff_inv_expand(uint64_t* vals, uint32_t n, uint32_t Gs, cons
 // 2^(c·w)·P_i in affine Montgomery form (zeros for infinity), so an MSM over these bases sums
 // every window's digits into one bucket set and needs no doublings between windows. One
 // thread per base: c doublings per window in XYZZ, then one inversion for all its rows
-// (Montgomery's trick over ZZ·ZZZ: 1/ZZ = ZZZ/(ZZ·ZZZ), 1/ZZZ = ZZ/(ZZ·ZZZ)).
+// (Montgomery's trick over ZZ·ZZZ: 1/ZZ = ZZZ/(ZZ·ZZZ), 1/ZZZ = ZZ/(ZZ·ZZZ)). idx (may be
+// null): table point i is base idx[i], so a table can hold the live bases only (n of them).
 constexpr int TABLE_MAX_WINDOWS = 40;
 
 template <class C, int G>
-__global__ void msm_table_build(const uint64_t* points, uint32_t n, int c, int nw,
-                                uint64_t* table) {
+__global__ void msm_table_build(const uint64_t* points, const uint32_t* idx, uint32_t n, int c,
+                                int nw, uint64_t* table) {
     typedef typename GroupOf<C, G>::F F;
     constexpr int W = sizeof(F) / 8;
     constexpr int PW = 2 * W;
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || nw > TABLE_MAX_WINDOWS) return;
-    const uint64_t* src = points + (size_t)i * PW;
+    const uint64_t* src = points + (size_t)(idx ? idx[i] : i) * PW;
     if (raw_is_zero<F>(src)) {
         for (int w = 0; w < nw; w++) {
             uint64_t* dst = table + ((size_t)i * nw + w) * PW;
