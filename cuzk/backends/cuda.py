@@ -711,7 +711,7 @@ class CudaBackend(FrKernels):
             return hit.nbytes
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         live = self._infinity_mask(points, pts)
-        m = n if live is None else int(live.shape[0]) - self._live_bases(points, pts)[0]
+        m = n if live is None else n - self._live_bases(points, pts)[0]  # the table's points
         row_bytes = m * 2 * fw * 8
         room = _free_device_bytes() - reserve
         if window:
