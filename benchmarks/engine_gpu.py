@@ -87,7 +87,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         devices=args.device_list, backend=args.backend, gpu_workers_per_device=gw,
         partition_workers=pw, synthesis_concurrency=args.synthesis_concurrency,
         max_gpu_queue_depth=args.queue_depth, g2_on_cpu=g2_on_cpu,
-        synthesis_threads=args.synthesis_threads,
+        synthesis_threads=args.synthesis_threads, evaluate_on=args.evaluate_on,
     )
     eng = Engine(cfg).start()
     try:
@@ -156,7 +156,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         if sp.job_id in idset and sp.kind != "lock":
             spans.setdefault(sp.kind, []).append(sp.end_ms - sp.start_ms)
     row = {
-        "gpu_workers_per_device": gw, "partition_workers": pw, "g2_on_cpu": g2_on_cpu,
+        "gpu_workers_per_device": gw, "partition_workers": pw, "g2_on_cpu": g2_on_cpu, "evaluate_on": args.evaluate_on,
         "synthesis_concurrency": args.synthesis_concurrency,
         "max_gpu_queue_depth": args.queue_depth,
         "jobs": n_jobs, "ok": len(ok), "partitions": args.partitions,
@@ -279,6 +279,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=3)
     ap.add_argument("--synthesis-concurrency", type=int, default=2)
     ap.add_argument("--synthesis-threads", type=int, default=0)
+    ap.add_argument("--evaluate-on", default="auto", choices=("auto", "host", "device"),
+                    help="where a, b, c = A·w, B·w, C·w are computed (engine evaluate_on)")
     ap.add_argument("--queue-depth", type=int, default=4)
     ap.add_argument("--verify", type=int, default=3, help="proofs to pairing-check per config")
     ap.add_argument("--prepare", action="store_true", help="build native + compile NVRTC first")

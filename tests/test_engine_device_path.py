@@ -26,7 +26,7 @@ from cuzk.engine import (
 )
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
-from cuzk.groth16 import prover
+from cuzk.groth16 import prover, qap
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
 
@@ -186,3 +186,97 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
         assert fake._resident == {} and fake._masks == {}
     finally:
         eng.stop()
+
+
+class EvaluatingFakeDevice(FakeDevice):
+    """FakeDevice that also evaluates constraints "on the device" (the CUDA backend's
+    evaluate_r1cs, keep_r1cs and fr_first_mismatch), with the CPU arithmetic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.evaluations = 0
+
+    def keep_r1cs(self, r1cs: Any) -> int:
+        arrays = [x for m in (r1cs.a, r1cs.b, r1cs.c) if m.nnz
+                  for x in (m.indptr, m.indices, m.values)]  # fmt: skip
+        for x in arrays:
+            self.to_device(x, keep=True)
+        return sum(int(x.nbytes) for x in arrays)
+
+    def evaluate_r1cs(self, r1cs: Any, w: Any, domain_size: int) -> tuple[Any, Any, Any]:
+        with self.lock:
+            self.evaluations += 1
+        return qap.evaluate(r1cs, np.asarray(w), CpuBackend(), domain_size)
+
+    def fr_first_mismatch(self, curve: Any, a: Any, b: Any, c: Any) -> int:
+        return qap._first_mismatch(curve, a, b, c)
+
+
+@pytest.mark.parametrize("evaluate_on", ("auto", "host"))
+def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, pk: ProvingKey,
+                                                    rng: random.Random, evaluate_on: str) -> None:
+    """evaluate_on auto with a device backend that evaluates constraints: partition workers
+    hand over the witness alone, each GPU worker uploads it (once, outside the lock) and
+    evaluates a, b, c there; the key's matrices go up once when it turns HOT and leave with
+    it; proofs verify, and a witness that breaks a constraint fails its job. "host" keeps the
+    evaluation in the partition workers (a, b, c and w uploaded)."""
+    cfg = EngineConfig(devices=["cpu"], backend="cpu", gpu_workers_per_device=2,
+                       partition_workers=2, evaluate_on=evaluate_on)
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = EvaluatingFakeDevice()
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(cfg, phases=ProverPhases()).start()
+    on_device = evaluate_on == "auto"
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        fake = eng.fake
+        kr = prover.key_r1cs(pk.r1cs)
+        matrices = [m for m in (kr.a, kr.b, kr.c) if m.nnz]
+        kept = sorted(n for n, keep in fake.uploads if keep)
+        points = [pk.n_vars, pk.n_vars, pk.n_vars - pk.n_public - 1, len(pk.h_g1), pk.n_vars]
+        extra = [len(x) for m in matrices for x in (m.indptr, m.indices, m.values)]
+        assert kept == sorted(points + (extra if on_device else []))
+        n = 3
+        seeds = [rng.randrange(1 << 32) for _ in range(n)]
+        req = JobRequest(f"eval-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": sd}) for sd in seeds])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        vectors = sorted(n for n, keep in fake.uploads if not keep)
+        if on_device:
+            assert fake.evaluations == n and vectors == [pk.n_vars] * n  # the witness alone
+        else:
+            assert fake.evaluations == 0 and len(vectors) == 4 * n
+        spans = eng.timeline.spans()
+        for up in (sp for sp in spans if sp.kind == "upload"):
+            lock = [lk for lk in spans if lk.kind == "lock" and lk.job_id == up.job_id
+                    and lk.partition == up.partition]  # fmt: skip
+            assert len(lock) == 1 and up.end_ms <= lock[0].start_ms  # before, not inside
+        w = circuit.witness(seeds[0], 1)
+        w[rng.randrange(2, len(w)), 0] += np.uint64(2)  # breaks whichever constraint uses it
+        bad = eng.await_job(eng.submit(JobRequest(f"bad-{rng.randrange(1 << 30)}", CID,
+                                                  [PartitionInput(witness=w)])), timeout=300)
+        assert bad.state == JobState.FAILED and "does not satisfy" in bad.error
+        assert fake.evaluations == (n + 1 if on_device else 0)
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake._resident == {}
+    finally:
+        eng.stop()
+
+
+def test_evaluate_on_device_needs_a_backend_that_can() -> None:
+    """evaluate_on device without such a backend (here the plain CPU one) is a config error."""
+    from cuzk.engine.config import ConfigError
+
+    eng = Engine(EngineConfig(devices=["cpu"], backend="cpu", evaluate_on="device"))
+    with pytest.raises(ConfigError, match="evaluate_on"):
+        eng.start()
+    with pytest.raises(ConfigError, match="evaluate_on"):
+        EngineConfig(evaluate_on="gpu")

@@ -66,6 +66,39 @@ def test_gpu_proof_is_byte_identical(curve: str, convention: str, concurrent: bo
     assert ok
 
 
+@pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
+def test_constraints_evaluated_on_the_device(curve: str) -> None:
+    """evaluate_on_device (the engine's GPU workers): a, b, c equal the host's synthesis bit
+    for bit (zero padding included), the proof from them is byte-identical, and a witness
+    that breaks a constraint is refused with that constraint's index."""
+    from cuzk.groth16.errors import UnsatisfiedConstraint
+
+    rng = random.Random(SEED ^ hash(("evaluate", curve)))
+    print(f"seed {SEED}")
+    c = get_curve(curve)
+    gpu, base = cuda.CudaBackend(), _baseline()
+    circ = for_domain(c, 9)
+    pk = setup(circ.r1cs, seed=f"gpu-eval-{SEED}", convention="bellman", backend=gpu)
+    w = circ.witness(rng.randrange(1 << 32))
+    host = prover.synthesize(pk, w, base)
+    dev = prover.evaluate_on_device(pk, prover.pending(pk, w), gpu)
+    assert dev.on_device and circ.r1cs.n_rows < pk.domain_size
+    for part in ("a", "b", "c", "witness"):
+        assert np.array_equal(cp.asnumpy(getattr(dev, part)), getattr(host, part)), part
+    r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
+    got = prover.assemble(pk, prover.kernels(pk, dev, gpu), r, s, base)
+    want = prover.prove(pk, w, r=r, s=s, backend=base)
+    assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in ("a", "b", "c"))
+    bad = w.copy()
+    i = int(np.flatnonzero(w[:, 0] > 1)[-1])  # a product's output z = x·y
+    bad[i, 0] ^= 1
+    with pytest.raises(UnsatisfiedConstraint) as exc:
+        prover.evaluate_on_device(pk, prover.pending(pk, bad), gpu)
+    with pytest.raises(UnsatisfiedConstraint) as want_exc:
+        prover.synthesize(pk, bad, base)
+    assert exc.value.index == want_exc.value.index and str(exc.value) == str(want_exc.value)
+
+
 def test_run_concurrently_orders_and_raises() -> None:
     """Tasks see the work queued on the caller's stream before the call; the caller's stream
     sees theirs after; a failing task's error reaches the caller once all tasks are done."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _BACKENDS = ("auto", "cpu", "cuda", "reference")
+_EVALUATE_ON = ("auto", "host", "device")
 
 # Aliases so the daemon can pass the TOML sections (DESIGN §5) flattened as `section.key`.
 _ALIASES = {
@@ -18,6 +19,7 @@ _ALIASES = {
     "gpus.msm_table_reserve_bytes": "msm_table_reserve_bytes",
     "synthesis.threads": "synthesis_threads",
     "synthesis.partition_workers": "partition_workers",
+    "synthesis.evaluate_on": "evaluate_on",
     "pipeline.synthesis_concurrency": "synthesis_concurrency",
     "pipeline.max_gpu_queue_depth": "max_gpu_queue_depth",
     "srs.memory_budget_bytes": "srs_memory_budget_bytes",
@@ -38,6 +40,11 @@ class EngineConfig:
     gpu_threads: int = 0  # threads of the kernel backend on a CPU device (0 = all)
     synthesis_threads: int = 0  # threads of native synthesis calls (0 = all)
     partition_workers: int = 2  # partitions synthesized at once
+    # Where a, b, c = A·w, B·w, C·w are computed: "host" (partition workers, CPU) or "device"
+    # (GPU workers, before the device lock; partition workers then only make witnesses);
+    # "auto": device when every device backend can (CUDA). 2^24 on the H200: 6.3 ms of GPU
+    # against 360 ms on 16 cores.
+    evaluate_on: str = "auto"
     synthesis_concurrency: int = 1  # jobs synthesizing at once
     max_gpu_queue_depth: int = 4  # synthesized partitions waiting for a GPU worker
     srs_memory_budget_bytes: int = 0  # HOT-tier key bytes; 0 = unlimited
@@ -71,6 +78,8 @@ class EngineConfig:
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ConfigError(f"{name} must be a bool, got {v!r}")
+        if self.evaluate_on not in _EVALUATE_ON:
+            raise ConfigError(f"evaluate_on must be one of {_EVALUATE_ON}, got {self.evaluate_on!r}")
         if self.backend not in _BACKENDS:
             raise ConfigError(f"backend must be one of {_BACKENDS}, got {self.backend!r}")
         if isinstance(self.devices, str):

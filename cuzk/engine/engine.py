@@ -5,16 +5,19 @@ Threads, not asyncio: the gRPC server calls in from its own thread pool, and the
 native code that releases the GIL (numpy, cuzk._native, CuPy launches).
 
     submit ─▶ pending jobs ─(synthesis_concurrency slots, by priority)─▶ partition workers
-          (partition_workers threads: key acquire, witness, synthesize = A·w, B·w, C·w)
+          (partition_workers threads: key acquire, witness, synthesize = A·w, B·w, C·w;
+           with evaluate_on device the witness alone)
           ─▶ GPU queue (bounded, priority; a full queue blocks the partition worker)
           ─▶ GPU workers (gpu_workers_per_device per device):
-               upload a, b, c, w (device backends, own stream) → [device lock: kernels
+               upload a, b, c, w (device backends, own stream; with evaluate_on device: w,
+               then a, b, c evaluated and checked on the device) → [device lock: kernels
                (h + MSMs) on the device's kernel stream]  then, lock released:
                CPU G2 MSM (g2_on_cpu) → assemble with fresh r, s (host backend) → encode →
                verify-after-prove
 
 On a CUDA device the key is made HOT by uploading its point arrays once (the SRS manager's
-prepare hook, `to_device(keep=True)`), so a proof moves only its partition's vectors.
+prepare hook, `to_device(keep=True)`), and its constraint matrices with evaluate_on device,
+so a proof moves only its partition's vectors (then only its witness).
 
 Partition buffers: synthesis writes a, b, c (straight from the constraint evaluation) and the
 witness into a buffer set from `host_buffers` (buffers.HostBufferPool), allocated by the
@@ -51,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.engine.buffers import HostBufferPool, Lease
-from cuzk.engine.config import EngineConfig
+from cuzk.engine.config import ConfigError, EngineConfig
 from cuzk.engine.gpu_queue import BoundedPriorityQueue, QueueClosed
 from cuzk.engine.phases import Phases, ProverPhases
 from cuzk.engine.srs import KeyTier, SrsManager
@@ -172,6 +175,7 @@ class Engine:
         self.host_buffers = HostBufferPool(config.buffered_partitions_bound)
         self._alloc_backend: Any = None
         self._synth_out = False
+        self._evaluate_on_device = False  # a, b, c computed by GPU workers (evaluate_on)
         self._started = False
         self._stopping = False
         self._accepting = False
@@ -197,6 +201,7 @@ class Engine:
         self._alloc_backend = next((b for b in self._backends.values()
                                     if callable(getattr(b, "alloc_host", None))), None)
         self._synth_out = _takes_out(self._phases.synthesize)
+        self._evaluate_on_device = self._resolve_evaluate_on()
         if any(_on_device(b) for b in self._backends.values()):
             self.srs._prepare = self._prepare_key
         else:
@@ -210,6 +215,20 @@ class Engine:
         log.info("engine started: devices=%s backend=%s", self.devices,
                  {d: getattr(b, "name", "?") for d, b in self._backends.items()})
         return self
+
+    def _resolve_evaluate_on(self) -> bool:
+        """Whether GPU workers evaluate the constraints (config evaluate_on): every device
+        backend must offer evaluate_r1cs, and the phases a pending step."""
+        want = self.config.evaluate_on
+        can = (callable(getattr(self._phases, "pending", None))
+               and all(_on_device(b) and callable(getattr(b, "evaluate_r1cs", None))
+                       for b in self._backends.values()))
+        if want == "device" and not can:
+            raise ConfigError("evaluate_on = 'device' needs device backends that evaluate "
+                              "constraints (CUDA) on every device")
+        on = can and want != "host"
+        log.info("constraint evaluation on the %s", "device" if on else "host")
+        return on
 
     def _spawn(self, w: _Worker, target: Any) -> None:
         w.thread = threading.Thread(target=target, args=(w,), name=f"cuzk-{w.name}", daemon=True)
@@ -287,11 +306,24 @@ class Engine:
                 for arr in arrays:
                     be.to_device(arr, keep=True)
                 self._note_infinity(d, be, fields, arrays)
+                if self._evaluate_on_device and getattr(pk, "r1cs", None) is not None:
+                    arrays += self._keep_matrices(d, be, pk)
                 handle = _DeviceKey(be, arrays)
                 self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
             handles.append(handle)
         return handles
+
+    @staticmethod
+    def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any]:
+        """The key's constraint matrices resident for evaluate_on device; returns their host
+        arrays (demotion drops the device copies with the key's points)."""
+        from cuzk.groth16.prover import key_r1cs
+
+        r1cs = key_r1cs(pk.r1cs)
+        nbytes = be.keep_r1cs(r1cs)
+        log.info("%s: constraint matrices resident: %.2f GiB", device, nbytes / 2**30)
+        return [x for m in (r1cs.a, r1cs.b, r1cs.c) for x in (m.indptr, m.indices, m.values)]
 
     @staticmethod
     def _note_infinity(device: str, be: Any, fields: list[str], arrays: list[Any]) -> None:
@@ -654,7 +686,10 @@ class Engine:
             if witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
-            if self._synth_out and hasattr(pk, "domain_size") and hasattr(pk, "n_vars"):
+            if self._evaluate_on_device:
+                # a GPU worker evaluates the constraints on its device (ProverPhases.upload)
+                syn = self._phases.pending(pk, witness)
+            elif self._synth_out and hasattr(pk, "domain_size") and hasattr(pk, "n_vars"):
                 lease = self._lease_buffers(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers
                     return

@@ -45,8 +45,16 @@ class ProverPhases:
         """out: buffers from prover.host_buffers to write a, b, c and the witness into."""
         return self._p.synthesize(pk, witness, backend, check=self.check_witness, out=out)
 
+    def pending(self, pk: ProvingKey, witness: np.ndarray) -> Any:
+        """Optional phase (evaluate_on device): the witness alone, checked against the key;
+        upload evaluates the constraints on the device."""
+        return self._p.pending(pk, witness)
+
     def upload(self, pk: ProvingKey, syn: Any, backend: Any) -> Any:
-        """Optional phase (device backends): the partition's vectors to the device."""
+        """Optional phase (device backends): the partition's vectors to the device; for a
+        pending partition, its witness, then a, b, c evaluated (and checked) there."""
+        if syn.a is None:
+            return self._p.evaluate_on_device(pk, syn, backend, check=self.check_witness)
         return self._p.upload(syn, backend)
 
     def kernels(self, pk: ProvingKey, syn: Any, backend: Any, g2: bool) -> Any:

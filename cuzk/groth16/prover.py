@@ -5,7 +5,12 @@ lock over the kernel region only:
     → kernels (h and the G1 MSMs: the GPU region) → g2_msm (CPU, concurrent)
     → assemble (a few small MSMs with r, s)
 
-`prove` runs them in order. A device backend is one with `to_device` (CUDA): there `h` and the
+or, with the constraint evaluation on the device (the engine's default there):
+
+    pending (CPU: the witness checked, nothing evaluated) → evaluate_on_device (w up once,
+    a, b, c = A·w, B·w, C·w and the check on the device) → kernels → ...
+
+`prove` runs the first order. A device backend is one with `to_device` (CUDA): there `h` and the
 witness stay on the device between the NTTs and the MSMs, and the key's arrays are kept
 resident by the backend, so a proof moves only the partition's a, b, c and w to the device.
 """
@@ -25,6 +30,7 @@ from cuzk.backends import get_backend
 from cuzk.backends.base import Backend, alloc_host
 from cuzk.circuits.r1cs import R1CS
 from cuzk.groth16 import qap
+from cuzk.groth16.errors import UnsatisfiedConstraint
 from cuzk.groth16.keys import Proof, ProvingKey
 from cuzk.layout import fr_from_ints
 
@@ -118,13 +124,7 @@ def synthesize(
     copied in once; the returned Synthesized holds those same arrays.
     """
     be = _backend(backend)
-    if pk.r1cs is None:
-        raise ValueError("proving key has no constraint matrices")
-    w = qap.witness_array(pk.curve, witness)
-    if w.shape != (pk.n_vars, 4):
-        raise ValueError(f"witness has {w.shape[0]} values, the key expects {pk.n_vars}")
-    if int.from_bytes(w[0].tobytes(), "little") != 1:
-        raise ValueError("witness[0] must be 1 (the constant-one wire)")
+    w = _witness(pk, witness)
     kr = key_r1cs(pk.r1cs)
     # zkey readers mark keys whose C matrix is absent (not merely empty) with meta c_from_ab.
     has_c = not pk.meta.get("c_from_ab", False)
@@ -157,6 +157,49 @@ def synthesize(
             fa, fb, fc = qap.evaluate(full, w, be, pk.domain_size)
             qap.check_satisfied(full, fa, fb, np.zeros_like(fa) if fc is None else fc)
     return Synthesized(a=a, b=b, c=c, witness=w)
+
+
+def _witness(pk: ProvingKey, witness: np.ndarray | Sequence[int]) -> np.ndarray:
+    """The witness as canonical (n_vars, 4) rows, checked against the key."""
+    if pk.r1cs is None:
+        raise ValueError("proving key has no constraint matrices")
+    w = qap.witness_array(pk.curve, witness)
+    if w.shape != (pk.n_vars, 4):
+        raise ValueError(f"witness has {w.shape[0]} values, the key expects {pk.n_vars}")
+    if int.from_bytes(w[0].tobytes(), "little") != 1:
+        raise ValueError("witness[0] must be 1 (the constant-one wire)")
+    return w
+
+
+def pending(pk: ProvingKey, witness: np.ndarray | Sequence[int]) -> Synthesized:
+    """A partition whose constraints are evaluated later, on the device (evaluate_on_device):
+    the witness checked against the key, a, b, c None."""
+    return Synthesized(a=None, b=None, c=None, witness=_witness(pk, witness))
+
+
+def evaluate_on_device(pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None,
+                       check: bool = True) -> Synthesized:
+    """synthesize's constraint evaluation (and, with check, the check a·b = c) on a device
+    backend with evaluate_r1cs, for a pending partition: only the witness crosses to the
+    device. Keys without C (snarkjs zkeys) get c = a·b, unchecked, as in synthesize without
+    r1cs. Returns the partition on the device (as upload would)."""
+    be = _backend(backend)
+    kr = key_r1cs(pk.r1cs)
+    w = be.to_device(syn.witness)  # type: ignore[attr-defined]
+    a, b, c = be.evaluate_r1cs(kr, w, pk.domain_size)  # type: ignore[attr-defined]
+    has_c = not pk.meta.get("c_from_ab", False)
+    if c is None:
+        if has_c:
+            c = be.to_device(np.zeros((pk.domain_size, 4), dtype=np.uint64))  # type: ignore[attr-defined]
+        else:
+            c = be.fr_mul(pk.curve, a, b)  # type: ignore[attr-defined]
+    if check and has_c:
+        m = kr.n_rows
+        i = be.fr_first_mismatch(pk.curve, a[:m], b[:m], c[:m])  # type: ignore[attr-defined]
+        if i >= 0:
+            rows = tuple(_host(x[i : i + 1]) for x in (a, b, c))
+            raise UnsatisfiedConstraint(i, qap.constraint_label(kr, i), qap.describe_row(*rows))
+    return Synthesized(a=a, b=b, c=c, witness=w, on_device=True)
 
 
 def upload(syn: Synthesized, backend: Backend | str | None = None) -> Synthesized:

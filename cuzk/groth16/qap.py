@@ -153,7 +153,8 @@ def check_satisfied(r1cs: R1CS, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> 
     i = _first_mismatch(r1cs.curve, a[:m], b[:m], c[:m])
     if i < 0:
         return
-    raise UnsatisfiedConstraint(i, constraint_label(r1cs, i), _describe(r1cs, i, a, b, c))
+    raise UnsatisfiedConstraint(i, constraint_label(r1cs, i),
+                                describe_row(a[i : i + 1], b[i : i + 1], c[i : i + 1]))
 
 
 def _first_mismatch(curve: Curve | str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int:
@@ -186,8 +187,9 @@ def constraint_label(r1cs: R1CS, i: int) -> str | None:
     return ", ".join(names[:6]) + (" ..." if len(names) > 6 else "") if names else None
 
 
-def _describe(r1cs: R1CS, i: int, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> str:
-    av, bv, cv = (fr_to_ints(x[i : i + 1])[0] for x in (a, b, c))
+def describe_row(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> str:
+    """The values of one unsatisfied row (each a (1, 4) canonical array)."""
+    av, bv, cv = (fr_to_ints(x)[0] for x in (a, b, c))
     return f"A·w = {av}, B·w = {bv}, C·w = {cv} (A·w·B·w ≠ C·w)"
 
 

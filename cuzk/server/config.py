@@ -185,6 +185,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     "synthesis": {
         "threads": (_int(0), 0),
         "partition_workers": (_int(1, 1024), 2),
+        "evaluate_on": (_choice("auto", "host", "device"), "auto"),
     },
     "pipeline": {
         "synthesis_concurrency": (_int(1, 1024), 1),
@@ -215,6 +216,7 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "backend": ("gpus", "backend"),
     "synthesis_threads": ("synthesis", "threads"),
     "partition_workers": ("synthesis", "partition_workers"),
+    "evaluate_on": ("synthesis", "evaluate_on"),
     "synthesis_concurrency": ("pipeline", "synthesis_concurrency"),
     "max_gpu_queue_depth": ("pipeline", "max_gpu_queue_depth"),
     "verify_after_prove": ("pipeline", "verify_after_prove"),
