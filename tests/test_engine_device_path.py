@@ -211,6 +211,46 @@ class EvaluatingFakeDevice(FakeDevice):
     def fr_first_mismatch(self, curve: Any, a: Any, b: Any, c: Any) -> int:
         return qap._first_mismatch(curve, a, b, c)
 
+    def fr_mul(self, curve: Any, a: Any, b: Any) -> Any:
+        return qap.fr_mul_arrays(curve, a, b)
+
+
+def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: ProvingKey,
+                                               rng: random.Random) -> None:
+    """prover.evaluate_on_device gives synthesize's a, b, c and witness (a key with C; a
+    snarkjs-style key without C, where c = a∘b), refuses a broken witness with the host's
+    index and message, and pending refuses a witness of the wrong length."""
+    from dataclasses import replace
+
+    from cuzk.circuits.r1cs import CSR
+    from cuzk.groth16.errors import UnsatisfiedConstraint
+
+    full = prover.key_r1cs(pk.r1cs)
+    empty_c = CSR(indptr=np.zeros(full.n_rows + 1, dtype=np.int64),
+                  indices=np.zeros(0, dtype=np.int64), values=np.zeros((0, 4), dtype=np.uint64),
+                  n_cols=full.n_vars)  # fmt: skip
+    ab_only = replace(pk, r1cs=replace(full, c=empty_c), meta={"c_from_ab": True})
+    dev, cpu = EvaluatingFakeDevice(), CpuBackend()
+    w = circuit.witness(rng.randrange(1 << 32), 1)
+    for key in (pk, ab_only):
+        got = prover.evaluate_on_device(key, prover.pending(key, w), dev)
+        want = prover.synthesize(key, w, cpu)
+        assert got.on_device
+        for part in ("a", "b", "c", "witness"):
+            assert np.array_equal(getattr(got, part), getattr(want, part)), part
+    assert np.array_equal(got.c, prover.synthesize(pk, w, cpu).c)  # a∘b = C·w here
+    bad = w.copy()
+    bad[rng.randrange(2, len(bad)), 0] += np.uint64(2)
+    with pytest.raises(UnsatisfiedConstraint) as exc:
+        prover.evaluate_on_device(pk, prover.pending(pk, bad), dev)
+    with pytest.raises(UnsatisfiedConstraint) as host:
+        prover.synthesize(pk, bad, cpu)
+    assert exc.value.index == host.value.index and str(exc.value) == str(host.value)
+    unchecked = prover.evaluate_on_device(pk, prover.pending(pk, bad), dev, check=False)
+    assert unchecked.a is not None
+    with pytest.raises(ValueError, match="witness has"):
+        prover.pending(pk, w[:-1])
+
 
 @pytest.mark.parametrize("evaluate_on", ("auto", "host"))
 def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, pk: ProvingKey,

@@ -27,3 +27,7 @@
 # Call 4 (results/gpu_h200_r15_call4_p26_{new,old}.json):
 #   python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --h "" --ntt "" --g2 "" --prove 26 \
 #     --prove-tables --prove-reserve-gib auto --prove-witnesses filecoin --reps 2            # new, old
+# Call 5 (after fbb6458's code; results/engine_gpu_h200_r15_eval_{dev1,host1,dev2,host2}.json):
+#   pytest -x tests/test_gpu_prove.py                                                        # 12 passed
+#   python3 benchmarks/engine_gpu.py --log 20 --setup-backend cuda --devices 1 --gpu-workers 2 \
+#     --partition-workers 4 --jobs 5 --verify (3 | 0) --evaluate-on (device | host)   # device, host, device, host
