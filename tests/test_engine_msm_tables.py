@@ -29,6 +29,7 @@ from cuzk.engine import (
 )
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
+from cuzk.groth16 import qap
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
 from cuzk.server import config as server_config
@@ -287,6 +288,63 @@ def test_key_going_hot_takes_tables_of_idle_keys(
 
 def _gpu_end_details(eng: Engine, job_id: str) -> list[dict[str, str]]:
     return [e.detail for e in eng.timeline.events(job_id) if e.event == "GPU_END"]
+
+
+class EvaluatingTableDevice(TableDevice):
+    """TableDevice that evaluates constraints "on the device" (evaluate_on device), the first
+    `oom_in_evaluate` evaluations running out of memory while the key has tables."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.oom_in_evaluate = 0
+        self.evaluations = 0
+
+    def keep_r1cs(self, r1cs: Any) -> int:
+        return 0
+
+    def evaluate_r1cs(self, r1cs: Any, w: Any, domain_size: int) -> tuple[Any, Any, Any]:
+        with self.lock:
+            self.evaluations += 1
+            if self._tables and self.oom_in_evaluate > 0:
+                self.oom_in_evaluate -= 1
+                raise FakeDeviceOOM("out of device memory allocating a, b, c")
+        return qap.evaluate(r1cs, np.asarray(w), CpuBackend(), domain_size)
+
+    def fr_first_mismatch(self, curve: Any, a: Any, b: Any, c: Any) -> int:
+        return qap._first_mismatch(curve, a, b, c)
+
+
+@needs_native
+def test_out_of_memory_in_device_evaluation_frees_tables_and_retries(
+        circuit: SyntheticCircuit, pk: ProvingKey, caplog: pytest.LogCaptureFixture) -> None:
+    """With the constraints evaluated on the device (before the lock, beside other workers'
+    regions), running out of device memory there frees the key's tables and evaluates again:
+    the proof verifies, nothing fails."""
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = EvaluatingTableDevice()
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu"), phases=ProverPhases()).start()
+    try:
+        eng.fake.replies = [11, 22, 33, 44]
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        eng.fake.oom_in_evaluate = 1
+        req = JobRequest(f"oom-eval-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
+        with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
+            res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
+        assert eng.fake.evaluations == 2 and eng.fake.oom_in_evaluate == 0
+        assert eng.fake._tables == {} and eng.fake.released == 1
+        assert "out of device memory in the upload" in caplog.text
+    finally:
+        eng.stop()
 
 
 @needs_native

@@ -775,10 +775,18 @@ class Engine:
         upload = getattr(ph, "upload", None)
         if upload is not None and _on_device(backend):
             stream = w.stream if w.stream is not None else contextlib.nullcontext()
-            with self._span("upload", w, job, idx), _device_scope(w.device), stream:
-                dev_syn = upload(pk, item.syn, backend)
-                if w.stream is not None:
-                    w.stream.synchronize()
+            while True:
+                try:
+                    with self._span("upload", w, job, idx), _device_scope(w.device), stream:
+                        dev_syn = upload(pk, item.syn, backend)
+                        if w.stream is not None:
+                            w.stream.synchronize()
+                    break
+                except Exception as exc:
+                    # With evaluate_on device this allocates a, b, c beside another worker's
+                    # kernel region: out of device memory, MSM tables make room as there.
+                    if not self._make_device_room(w, job, idx, backend, exc, "the upload"):
+                        raise
         kstream = self._kernel_stream(w.device) if w.stream is not None else None
         # Kernel region: the only code under the device lock.
         t_acq = lock.acquire(w.name)
@@ -797,7 +805,7 @@ class Engine:
                     # The region allocates its working buffers as it goes; out of device memory,
                     # MSM tables (which only speed proofs up) make room and the region runs
                     # again. It writes nothing it reads, so a rerun proves the same.
-                    if not self._make_device_room(w, job, idx, backend, exc):
+                    if not self._make_device_room(w, job, idx, backend, exc, "the kernel region"):
                         raise
                     retries += 1
         finally:
@@ -842,23 +850,23 @@ class Engine:
             self._finish(job, JobState.COMPLETED, None)
 
     def _make_device_room(self, w: _Worker, job: _Job, idx: int, backend: Any,
-                          exc: BaseException) -> bool:
-        """After `exc` in a kernel region: True when it was the device running out of memory
-        and MSM tables were freed for a rerun (an idle HOT key's first, least recently used,
-        then this proof's own key's); False when it was something else or nothing is left to
-        free."""
+                          exc: BaseException, where: str) -> bool:
+        """After `exc` in `where` (a kernel region, an upload): True when it was the device
+        running out of memory and MSM tables were freed for a rerun (an idle HOT key's first,
+        least recently used, then this proof's own key's); False when it was something else
+        or nothing is left to free."""
         oom = getattr(backend, "is_out_of_memory", None)
         if not callable(oom) or not oom(exc):
             return False
-        freed = self._drop_idle_tables(w.device, backend, "a kernel region out of device memory")
+        freed = self._drop_idle_tables(w.device, backend, f"{where} out of device memory")
         if not freed:
             handles = self.srs.device_handle(job.request.circuit_id)
             for h in handles if isinstance(handles, list) else [handles]:
                 if isinstance(h, _DeviceKey) and h.backend is backend and h.table_bytes:
                     gib = h.drop_tables() / 2**30
-                    log.warning("%s: out of device memory in the kernel region of job %s "
-                                "partition %d; freed this key's MSM tables (%.2f GiB), its "
-                                "later proofs run without them", w.device, job.job_id, idx, gib)
+                    log.warning("%s: out of device memory in %s of job %s partition %d; "
+                                "freed this key's MSM tables (%.2f GiB), its later proofs run "
+                                "without them", w.device, where, job.job_id, idx, gib)
                     freed = True
                     break
         if not freed:
@@ -866,8 +874,8 @@ class Engine:
         release = getattr(backend, "release_cached_memory", None)
         if callable(release):
             release()
-        log.warning("%s: job %s partition %d: %s; rerunning the kernel region", w.device,
-                    job.job_id, idx, exc)
+        log.warning("%s: job %s partition %d: %s; rerunning %s", w.device, job.job_id, idx,
+                    exc, where)
         return True
 
     def _host_backend(self, backend: Any) -> Any:
