@@ -272,6 +272,7 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
     eng = Eng(cfg, phases=ProverPhases()).start()
     on_device = evaluate_on == "auto"
     try:
+        assert eng.engine_status()["evaluate_on"] == ("device" if on_device else "host")
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
         fake = eng.fake

@@ -492,6 +492,8 @@ class Engine:
                 "uptime_ms": round(self.timeline.now_ms(), 3),
                 "devices": list(self.devices),
                 "backend": {d: getattr(b, "name", "?") for d, b in self._backends.items()},
+                # where a, b, c are computed (config evaluate_on, resolved at start)
+                "evaluate_on": "device" if self._evaluate_on_device else "host",
                 "jobs": states,
                 "pending_jobs": len(self._pending),
                 "synthesizing_jobs": len(self._active),
