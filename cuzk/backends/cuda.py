@@ -811,10 +811,6 @@ class CudaBackend(FrKernels):
         out = self._left_out(points, pts)
         return None if out is None else out[0]
 
-    def _infinity_ranks(self, points: Any, pts: Any) -> Any:
-        """_live_bases' ranks when its MSMs leave the bases at infinity out, else None."""
-        out = self._left_out(points, pts)
-        return None if out is None else out[1]
 
     @staticmethod
     def _ranks(live: Any, compact: bool) -> Any:
@@ -826,10 +822,11 @@ class CudaBackend(FrKernels):
 
     def _sort_ranks(self, points: Any, pts: Any, tab: _Table | None) -> Any:
         """The rank array an MSM over points sorts with: its compacted table's, else the
-        bases' own rows with those at infinity left out (_infinity_ranks), else None."""
+        bases' own rows with those at infinity left out (_left_out), else None."""
         if tab is not None and tab.rank is not None:
             return tab.rank
-        return self._infinity_ranks(points, pts)
+        out = self._left_out(points, pts)
+        return None if out is None else out[1]
 
     def msm_infinity_share(self, points: Any) -> float:
         """Share of a base array's points at infinity. Computes (and keeps) the mask and ranks its

@@ -121,7 +121,7 @@ __device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t
 }
 
 // rank (may be null): rank[i] is scalar i's base row, or NO_ROW for a base at infinity, whose
-// digits make no entries (a key's A or B query: CudaBackend._infinity_ranks). The rows can be
+// digits make no entries (a key's A or B query: CudaBackend._sort_ranks). The rows can be
 // compacted, naming the rows of window tables built over the live bases only.
 #define NO_ROW 0xFFFFFFFFu
 
