@@ -78,7 +78,7 @@ def make_key(log2: int, backend: Any) -> tuple[Any, Any, float]:
 
 
 def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
-               g2_on_cpu: bool) -> tuple[dict[str, Any], list[str], Any]:
+               g2_on_cpu: bool, evaluate_on: str) -> tuple[dict[str, Any], list[str], Any]:
     from cuzk.engine import Engine, EngineConfig, JobRequest, JobState, PartitionInput
     from cuzk.engine.types import CircuitSpec
     from cuzk.tools.timeline import analyze
@@ -87,7 +87,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         devices=args.device_list, backend=args.backend, gpu_workers_per_device=gw,
         partition_workers=pw, synthesis_concurrency=args.synthesis_concurrency,
         max_gpu_queue_depth=args.queue_depth, g2_on_cpu=g2_on_cpu,
-        synthesis_threads=args.synthesis_threads, evaluate_on=args.evaluate_on,
+        synthesis_threads=args.synthesis_threads, evaluate_on=evaluate_on,
     )
     eng = Engine(cfg).start()
     try:
@@ -156,7 +156,8 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         if sp.job_id in idset and sp.kind != "lock":
             spans.setdefault(sp.kind, []).append(sp.end_ms - sp.start_ms)
     row = {
-        "gpu_workers_per_device": gw, "partition_workers": pw, "g2_on_cpu": g2_on_cpu, "evaluate_on": args.evaluate_on,
+        "gpu_workers_per_device": gw, "partition_workers": pw, "g2_on_cpu": g2_on_cpu,
+        "evaluate_on": evaluate_on, "evaluate_on_resolved": status["evaluate_on"],
         "synthesis_concurrency": args.synthesis_concurrency,
         "max_gpu_queue_depth": args.queue_depth,
         "jobs": n_jobs, "ok": len(ok), "partitions": args.partitions,
@@ -251,13 +252,14 @@ def machine(backend: str) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = (f"{'gw':>2} {'pw':>2} {'g2cpu':>5} {'s/job':>7} {'steady':>7} {'kern/job':>8} "
+    head = (f"{'gw':>2} {'pw':>2} {'g2cpu':>5} {'eval':>6} {'s/job':>7} {'steady':>7} {'kern/job':>8} "
             f"{'steady/k':>8} {'busy':>6} {'synth ms':>8} {'kern ms':>7} {'ok':>3}  verdict")
     out = [head]
     for r in rows:
         out.append(
             f"{r['gpu_workers_per_device']:>2} {r['partition_workers']:>2} "
-            f"{'yes' if r['g2_on_cpu'] else 'no':>5} {r['s_per_job']:>7.3f} "
+            f"{'yes' if r['g2_on_cpu'] else 'no':>5} {r.get('evaluate_on_resolved', '?'):>6} "
+            f"{r['s_per_job']:>7.3f} "
             f"{(r['steady_s_per_job'] or 0):>7.3f} {r['kernel_s_per_job']:>8.3f} "
             f"{(r['steady_over_kernel'] or 0):>8.3f} {r['gpu_busy']:>6.1%} "
             f"{r['synth_ms_per_partition'].get('mean', 0):>8.1f} "
@@ -279,8 +281,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=3)
     ap.add_argument("--synthesis-concurrency", type=int, default=2)
     ap.add_argument("--synthesis-threads", type=int, default=0)
-    ap.add_argument("--evaluate-on", default="auto", choices=("auto", "host", "device"),
-                    help="where a, b, c = A·w, B·w, C·w are computed (engine evaluate_on)")
+    ap.add_argument("--evaluate-on", default="auto",
+                    help="where a, b, c = A·w, B·w, C·w are computed (engine evaluate_on: "
+                         "auto, host, device); a comma list runs each setting on one key")
+    ap.add_argument("--cross-backend", type=int, default=1,
+                    help="1: prove one partition on CUDA and on the CPU backend for the same "
+                         "r, s and compare bytes (minutes above 2^20 on the CPU)")
     ap.add_argument("--queue-depth", type=int, default=4)
     ap.add_argument("--verify", type=int, default=3, help="proofs to pairing-check per config")
     ap.add_argument("--prepare", action="store_true", help="build native + compile NVRTC first")
@@ -313,16 +319,19 @@ def main() -> None:
         (out / "engine_gpu.json").write_text(json.dumps(doc, indent=1))
         (out / "engine_gpu_timelines.json").write_text(json.dumps(timelines))
 
-    configs = [(gw, pw, False) for gw in _ints(args.gpu_workers)
+    modes = [m.strip() for m in args.evaluate_on.split(",") if m.strip()]
+    if not modes or any(m not in ("auto", "host", "device") for m in modes):
+        raise SystemExit(f"--evaluate-on: auto, host or device, got {args.evaluate_on!r}")
+    configs = [(gw, pw, False, m) for m in modes for gw in _ints(args.gpu_workers)
                for pw in _ints(args.partition_workers)]
     for item in filter(None, args.g2_cpu.split(",")):
         gw, pw = (int(x) for x in item.split(":"))
-        configs.append((gw, pw, True))
+        configs.append((gw, pw, True, modes[0]))
     best: tuple[float, Any, str] | None = None
-    for gw, pw, g2c in configs:
-        tag = f"gw{gw}_pw{pw}" + ("_g2cpu" if g2c else "")
+    for gw, pw, g2c, mode in configs:
+        tag = f"gw{gw}_pw{pw}" + ("_g2cpu" if g2c else "") + (f"_{mode}" if len(modes) > 1 else "")
         t0 = time.time()
-        row, lines, (rep, ok) = run_config(circ, pk, args, gw, pw, g2c)
+        row, lines, (rep, ok) = run_config(circ, pk, args, gw, pw, g2c, mode)
         if ok and args.verify:
             row["verify"] = check_proofs(pk, ok, args.verify, args.backend)
         row["run_s"] = round(time.time() - t0, 1)
@@ -335,7 +344,7 @@ def main() -> None:
         score = row["steady_over_kernel"] or 9e9
         if best is None or score < best[0]:
             best = (score, rep, tag)
-    if args.backend == "cuda":
+    if args.backend == "cuda" and args.cross_backend:
         from cuzk.backends.cuda import CudaBackend
 
         doc["cross_backend"] = cross_backend(circ, pk, CudaBackend(0))

@@ -195,6 +195,19 @@ class EvaluatingFakeDevice(FakeDevice):
     def __init__(self) -> None:
         super().__init__()
         self.evaluations = 0
+        self.pooled: list[np.ndarray] = []  # arrays from alloc_host (pinned on CUDA)
+        self.pooled_uploads = 0
+
+    def alloc_host(self, shape: Any, dtype: Any = np.uint64) -> np.ndarray:
+        arr = np.empty(shape, dtype=dtype)
+        with self.lock:
+            self.pooled.append(arr)
+        return arr
+
+    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
+        with self.lock:
+            self.pooled_uploads += any(arr is p for p in self.pooled)
+        return super().to_device(arr, keep)
 
     def keep_r1cs(self, r1cs: Any) -> int:
         arrays = [x for m in (r1cs.a, r1cs.b, r1cs.c) if m.nnz
@@ -250,6 +263,11 @@ def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: Pr
     assert unchecked.a is not None
     with pytest.raises(ValueError, match="witness has"):
         prover.pending(pk, w[:-1])
+    buf = np.empty((pk.n_vars, 4), dtype=np.uint64)  # a leased (pinned) witness buffer
+    into = prover.pending(pk, w, out=buf)
+    assert into.witness is buf and np.array_equal(buf, prover.synthesize(pk, w, cpu).witness)
+    with pytest.raises(ValueError, match="out.witness"):
+        prover.pending(pk, w, out=np.empty((pk.n_vars + 1, 4), dtype=np.uint64))
 
 
 @pytest.mark.parametrize("evaluate_on", ("auto", "host"))
@@ -295,6 +313,14 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
             assert fake.evaluations == n and vectors == [pk.n_vars] * n  # the witness alone
         else:
             assert fake.evaluations == 0 and len(vectors) == 4 * n
+        # every upload reads a pooled buffer from alloc_host (pinned memory on CUDA), never
+        # the generator's own (pageable) array; the pool reuses them within its bound
+        assert fake.pooled_uploads == len(vectors)
+        pool = eng.engine_status()["host_buffers"]
+        assert 1 <= pool["allocations"] <= pool["bound_per_shape"]
+        shape = f"('witness', {pk.n_vars})" if on_device else f"({pk.domain_size}, {pk.n_vars})"
+        assert list(pool["shapes"]) == [shape]
+        assert pool["bytes"] == pool["allocations"] * pool["shapes"][shape]["set_bytes"] > 0
         spans = eng.timeline.spans()
         for up in (sp for sp in spans if sp.kind == "upload"):
             lock = [lk for lk in spans if lk.kind == "lock" and lk.job_id == up.job_id

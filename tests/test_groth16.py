@@ -345,3 +345,20 @@ def test_native_lagrange_matches_python(curve_name: str) -> None:
     n = 4096
     w = c.root_of_unity(n, "snarkjs")
     assert fr_to_ints(lagrange_array(c, tau, n, w)) == lagrange_at(tau, n, w, c.r)
+
+
+@needs_cpu
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_setup_field_steps_native_and_python_agree(convention: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """setup's Fr steps (combinations, scalings, τ powers) run natively when built; the
+    Python-int path must give the same key, point for point."""
+    c = get_curve("bls12_381")
+    r1cs, w = booleanity(c, 77, 9)
+    native = setup(r1cs, seed="agree", convention=convention, backend="cpu")
+    monkeypatch.setattr(qap, "_native_fn", lambda name: None)
+    python = setup(r1cs, seed="agree", convention=convention, backend="cpu")
+    for name in ("a_g1", "b_g1", "b_g2", "l_g1", "h_g1", "alpha_g1", "delta_g1"):
+        assert np.array_equal(getattr(native, name), getattr(python, name)), name
+    assert np.array_equal(native.vk.ic, python.vk.ic)
+    assert verify(python.vk, w[1:2], prover.prove(python, w, backend="cpu"))

@@ -143,6 +143,8 @@ class HostBufferPool:
 
 
 def _nbytes(buf: Any) -> int:
+    if hasattr(buf, "nbytes"):  # one array (a witness buffer)
+        return int(buf.nbytes)
     total = 0
     for name in ("a", "b", "c", "witness"):
         arr = getattr(buf, name, None)

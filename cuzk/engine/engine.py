@@ -22,7 +22,8 @@ so a proof moves only its partition's vectors (then only its witness).
 Partition buffers: synthesis writes a, b, c (straight from the constraint evaluation) and the
 witness into a buffer set from `host_buffers` (buffers.HostBufferPool), allocated by the
 device backend's `alloc_host` (pinned memory on CUDA, numpy on the CPU) and reused per circuit
-shape; the GPU stage reads (uploads) them as they are. A set goes back to the pool when the
+shape; the GPU stage reads (uploads) them as they are (with evaluate_on device the set is the
+witness alone). A set goes back to the pool when the
 partition's kernel region (and the CPU G2 MSM, which reads the witness) ends, or when its job
 is cancelled or fails.
 
@@ -53,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backends.base import alloc_host
 from cuzk.engine.buffers import HostBufferPool, Lease
 from cuzk.engine.config import ConfigError, EngineConfig
 from cuzk.engine.gpu_queue import BoundedPriorityQueue, QueueClosed
@@ -175,6 +177,7 @@ class Engine:
         self.host_buffers = HostBufferPool(config.buffered_partitions_bound)
         self._alloc_backend: Any = None
         self._synth_out = False
+        self._pending_out = False
         self._evaluate_on_device = False  # a, b, c computed by GPU workers (evaluate_on)
         self._started = False
         self._stopping = False
@@ -201,6 +204,7 @@ class Engine:
         self._alloc_backend = next((b for b in self._backends.values()
                                     if callable(getattr(b, "alloc_host", None))), None)
         self._synth_out = _takes_out(self._phases.synthesize)
+        self._pending_out = _takes_out(getattr(self._phases, "pending", None))
         self._evaluate_on_device = self._resolve_evaluate_on()
         if any(_on_device(b) for b in self._backends.values()):
             self.srs._prepare = self._prepare_key
@@ -689,8 +693,15 @@ class Engine:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
             if self._evaluate_on_device:
-                # a GPU worker evaluates the constraints on its device (ProverPhases.upload)
-                syn = self._phases.pending(pk, witness)
+                # a GPU worker evaluates the constraints on its device (ProverPhases.upload);
+                # the witness waits in a pooled (pinned) buffer, so its upload is direct DMA
+                if self._pending_out and hasattr(pk, "n_vars"):
+                    lease = self._lease_witness(job, pk)
+                    if lease is None:  # cancelled (or stopping) while waiting for buffers
+                        return
+                    syn = self._phases.pending(pk, witness, out=lease.buffers)
+                else:
+                    syn = self._phases.pending(pk, witness)
             elif self._synth_out and hasattr(pk, "domain_size") and hasattr(pk, "n_vars"):
                 lease = self._lease_buffers(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers
@@ -736,6 +747,14 @@ class Engine:
         return self.host_buffers.acquire(
             (int(pk.domain_size), int(pk.n_vars)),
             lambda: prover.host_buffers(pk, backend),
+            abort=lambda: job.finished or self._stopping)
+
+    def _lease_witness(self, job: _Job, pk: Any) -> Lease | None:
+        """A witness-only buffer (evaluate_on device), pooled like the full sets."""
+        backend = self._alloc_backend
+        return self.host_buffers.acquire(
+            ("witness", int(pk.n_vars)),
+            lambda: alloc_host(backend, (int(pk.n_vars), 4)),
             abort=lambda: job.finished or self._stopping)
 
     # --- GPU workers -------------------------------------------------------------------------
@@ -982,7 +1001,8 @@ def _ref(obj: Any) -> Any:
 
 
 def _takes_out(fn: Any) -> bool:
-    """Whether a phases object's synthesize accepts out= (writes into given buffers)."""
+    """Whether a phases object's synthesize (pending) accepts out= (writes into given
+    buffers)."""
     try:
         return "out" in inspect.signature(fn).parameters
     except (TypeError, ValueError):

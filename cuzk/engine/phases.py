@@ -45,10 +45,11 @@ class ProverPhases:
         """out: buffers from prover.host_buffers to write a, b, c and the witness into."""
         return self._p.synthesize(pk, witness, backend, check=self.check_witness, out=out)
 
-    def pending(self, pk: ProvingKey, witness: np.ndarray) -> Any:
-        """Optional phase (evaluate_on device): the witness alone, checked against the key;
-        upload evaluates the constraints on the device."""
-        return self._p.pending(pk, witness)
+    def pending(self, pk: ProvingKey, witness: np.ndarray, out: Any = None) -> Any:
+        """Optional phase (evaluate_on device): the witness alone, checked against the key
+        (and copied into out, a leased witness buffer); upload evaluates the constraints on
+        the device."""
+        return self._p.pending(pk, witness, out=out)
 
     def upload(self, pk: ProvingKey, syn: Any, backend: Any) -> Any:
         """Optional phase (device backends): the partition's vectors to the device; for a

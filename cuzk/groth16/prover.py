@@ -130,13 +130,7 @@ def synthesize(
     has_c = not pk.meta.get("c_from_ab", False)
     bufs = None
     if out is not None:
-        ow = out.witness
-        if (not isinstance(ow, np.ndarray) or ow.shape != w.shape or ow.dtype != np.uint64
-                or not ow.flags.c_contiguous):
-            raise ValueError(f"out.witness must be a C-contiguous uint64 {w.shape} array")
-        if ow is not w:
-            np.copyto(ow, w)
-        w = ow
+        w = _witness_into(out.witness, w)
         bufs = (out.a, out.b, out.c)
     a, b, c = qap.evaluate(kr, w, be, pk.domain_size, out=bufs)
     if c is None:
@@ -171,10 +165,25 @@ def _witness(pk: ProvingKey, witness: np.ndarray | Sequence[int]) -> np.ndarray:
     return w
 
 
-def pending(pk: ProvingKey, witness: np.ndarray | Sequence[int]) -> Synthesized:
+def _witness_into(out: Any, w: np.ndarray) -> np.ndarray:
+    """w copied into the caller's buffer (pinned memory the device reads directly)."""
+    if (not isinstance(out, np.ndarray) or out.shape != w.shape or out.dtype != np.uint64
+            or not out.flags.c_contiguous):
+        raise ValueError(f"out.witness must be a C-contiguous uint64 {w.shape} array")
+    if out is not w:
+        np.copyto(out, w)
+    return out
+
+
+def pending(pk: ProvingKey, witness: np.ndarray | Sequence[int],
+            out: np.ndarray | None = None) -> Synthesized:
     """A partition whose constraints are evaluated later, on the device (evaluate_on_device):
-    the witness checked against the key, a, b, c None."""
-    return Synthesized(a=None, b=None, c=None, witness=_witness(pk, witness))
+    the witness checked against the key, a, b, c None. `out` (an (n_vars, 4) uint64 array,
+    e.g. pinned host memory) receives the witness, so its upload is a direct copy."""
+    w = _witness(pk, witness)
+    if out is not None:
+        w = _witness_into(out, w)
+    return Synthesized(a=None, b=None, c=None, witness=w)
 
 
 def evaluate_on_device(pk: ProvingKey, syn: Synthesized, backend: Backend | str | None = None,

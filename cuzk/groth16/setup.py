@@ -99,12 +99,41 @@ def _transpose(m: CSR, n_cols: int) -> CSR:
     )
 
 
-def _column_evals(m: CSR, n_vars: int, lag: np.ndarray, curve: Curve, be: Backend) -> list[int]:
+def _column_evals(m: CSR, n_vars: int, lag: np.ndarray, curve: Curve, be: Backend) -> np.ndarray:
     """u_j(τ) = Σ_i M[i][j]·L_i(τ) for each wire j: the transposed matrix times the basis."""
     if m.nnz == 0:
-        return [0] * n_vars
+        return np.zeros((n_vars, 4), dtype=np.uint64)
     t = _transpose(m, n_vars)
-    return fr_to_ints(be.csr_matvec(curve, t.indptr, t.indices, t.values, lag[: m.n_rows]))
+    out = be.csr_matvec(curve, t.indptr, t.indices, t.values, lag[: m.n_rows])
+    return np.ascontiguousarray(out.get() if hasattr(out, "get") else out, dtype=np.uint64)
+
+
+def _fr_op(curve: Curve, op: str, a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """a + b or a·b over Fr, elementwise on canonical (n, 4) arrays; an int b applies to every
+    row. Native when the extension is built: keys of 2^24 rows would otherwise spend minutes
+    in Python ints."""
+    if isinstance(b, int):
+        b = np.broadcast_to(fr_from_ints(curve, [b]), a.shape)
+    native = qap._native_fn(f"fr_{op}")
+    if native is not None and len(a):
+        return native(curve.name, np.ascontiguousarray(a), np.ascontiguousarray(b))
+    r = curve.r
+    xs, ys = fr_to_ints(a), fr_to_ints(np.asarray(b))
+    res = [x * y % r for x, y in zip(xs, ys, strict=True)] if op == "mul" else \
+        [(x + y) % r for x, y in zip(xs, ys, strict=True)]
+    return fr_from_ints(curve, res)
+
+
+def _fr_powers(curve: Curve, x: int, n: int) -> np.ndarray:
+    """[1, x, ..., x^(n-1)] as canonical Fr (n, 4)."""
+    native = qap._native_fn("fr_powers")
+    if native is not None:
+        return native(curve.name, fr_from_ints(curve, [x]), n)
+    out, v = [], 1
+    for _ in range(n):
+        out.append(v)
+        v = v * x % curve.r
+    return fr_from_ints(curve, out)
 
 
 def setup(
@@ -128,26 +157,24 @@ def setup(
     w = _column_evals(full.c, full.n_vars, lag, curve, be)
     n_pub1 = full.n_public + 1
     gamma_inv, delta_inv = pow(tw.gamma, -1, r), pow(tw.delta, -1, r)
-    combo = [(tw.beta * a + tw.alpha * b + c) % r for a, b, c in zip(u, v, w, strict=True)]
-    ic = [x * gamma_inv % r for x in combo[:n_pub1]]
-    ell = [x * delta_inv % r for x in combo[n_pub1:]]
+    combo = _fr_op(curve, "add", _fr_op(curve, "add", _fr_op(curve, "mul", u, tw.beta),
+                                        _fr_op(curve, "mul", v, tw.alpha)), w)
+    ic = _fr_op(curve, "mul", combo[:n_pub1], gamma_inv)
+    ell = _fr_op(curve, "mul", combo[n_pub1:], delta_inv)
 
     if convention == "snarkjs":
         w2 = curve.root_of_unity(2 * n, "snarkjs")
-        odd = fr_to_ints(lagrange_array(curve, tw.tau, 2 * n, w2)[1::2])
-        h = [x * delta_inv % r for x in odd]
+        h = _fr_op(curve, "mul", lagrange_array(curve, tw.tau, 2 * n, w2)[1::2], delta_inv)
     else:
         zt = (pow(tw.tau, n, r) - 1) % r
-        h, x = [], zt * delta_inv % r
-        for _ in range(n - 1):
-            h.append(x)
-            x = x * tw.tau % r
+        h = _fr_op(curve, "mul", _fr_powers(curve, tw.tau, n - 1), zt * delta_inv % r)
 
     nv = full.n_vars
-    g1_scalars = u + v + ic + ell + h + [tw.alpha, tw.beta, tw.delta]
-    g1_pts = be.g1_mul(curve, g1_from_ints(curve, [curve.g1])[0], fr_from_ints(curve, g1_scalars))
-    g2_scalars = v + [tw.beta, tw.gamma, tw.delta]
-    g2_pts = be.g2_mul(curve, g2_from_ints(curve, [curve.g2])[0], fr_from_ints(curve, g2_scalars))
+    g1_scalars = np.concatenate([u, v, ic, ell, h, fr_from_ints(curve, [tw.alpha, tw.beta, tw.delta])])
+    g1_pts = be.g1_mul(curve, g1_from_ints(curve, [curve.g1])[0], g1_scalars)
+    g2_scalars = np.concatenate([v, fr_from_ints(curve, [tw.beta, tw.gamma, tw.delta])])
+    g2_pts = be.g2_mul(curve, g2_from_ints(curve, [curve.g2])[0], g2_scalars)
+
 
     o = 0
 
