@@ -67,13 +67,18 @@ def prepare(curves: list[str], jobs: int) -> dict[str, float]:
     return {"native_build_s": round(t_native, 1), "nvrtc_s": round(t_nvrtc, 1)}
 
 
-def make_key(log2: int, backend: Any) -> tuple[Any, Any, float]:
+def make_key(log2: int, backend: Any, cache_dir: str = "") -> tuple[Any, Any, float]:
+    """The development key of the synthetic circuit at 2^log2; with cache_dir it is read from
+    (or written to) a key cache there, so several runs in one call pay for one setup."""
     from cuzk.circuits.synthetic import for_domain
     from cuzk.groth16.setup import setup
 
     circ = for_domain(CURVE, log2)
     t0 = time.time()
-    pk = setup(circ.r1cs, "cuzk-engine-gpu", convention="bellman", backend=backend)
+    if cache_dir:
+        pk = circ.proving_key("bellman", cache_dir, "cuzk-engine-gpu", backend)
+    else:
+        pk = setup(circ.r1cs, "cuzk-engine-gpu", convention="bellman", backend=backend)
     return circ, pk, time.time() - t0
 
 
@@ -185,6 +190,8 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         "lock": status["locks"], "buffered_partitions_max": status["buffered_partitions_max"],
         "buffered_partitions_bound": status["buffered_partitions_bound"],
         "gpu_queue_max_depth": status["gpu_queue_max_depth"],
+        "host_buffers": {k: status["host_buffers"][k]
+                         for k in ("allocations", "max_in_use", "bytes")},
         "errors": sorted({r.error for r in results if r.error})[:3],
     }
     return row, [e.line() for e in events], (rep, ok)
@@ -292,6 +299,7 @@ def main() -> None:
     ap.add_argument("--prepare", action="store_true", help="build native + compile NVRTC first")
     ap.add_argument("--prepare-curves", default=CURVE, help="curves to compile for (tests too)")
     ap.add_argument("--setup-backend", default="cpu", help="backend of the development setup")
+    ap.add_argument("--key-cache", default="", help="directory to keep the development key in")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
     args.device_list = ([f"cuda:{i}" for i in range(args.devices)] if args.backend == "cuda"
@@ -306,7 +314,7 @@ def main() -> None:
     from cuzk.backends import get_backend
 
     setup_be = get_backend(args.setup_backend)
-    circ, pk, setup_s = make_key(args.log, setup_be)
+    circ, pk, setup_s = make_key(args.log, setup_be, args.key_cache)
     doc["circuit"] = circ.describe() | {"setup_s": round(setup_s, 1),
                                         "setup_backend": args.setup_backend,
                                         "key_bytes": pk.nbytes()}

@@ -283,6 +283,33 @@ def test_pool_bound_reuse_abort_and_idempotent_release() -> None:
     assert pool.in_use == 0 and pool.shape_stats("k")["allocated"] == 0
 
 
+def test_pool_reserve_allocates_up_front_within_the_bound() -> None:
+    """reserve makes idle sets until the shape holds `count` (never past the bound); acquires
+    then take them without allocating; a failing allocator leaves the count as it was."""
+    pool = HostBufferPool(3)
+    made: list[np.ndarray] = []
+
+    def make() -> np.ndarray:
+        made.append(np.zeros(4, dtype=np.uint64))
+        return made[-1]
+
+    assert pool.reserve("k", make, 2) == 2 and len(made) == 2
+    assert pool.reserve("k", make, 2) == 0  # already there
+    assert pool.reserve("k", make, 10) == 1 and len(made) == 3  # capped at the bound
+    assert pool.shape_stats("k") == {"allocated": 3, "free": 3, "in_use": 0, "max_in_use": 0}
+    assert pool.status()["bytes"] == 3 * 32 and pool.allocations == 3
+    leases = [pool.acquire("k", make) for _ in range(3)]
+    assert len(made) == 3 and {id(x.buffers) for x in leases} == {id(m) for m in made}
+
+    def broken() -> np.ndarray:
+        raise MemoryError("page-locked memory refused")
+
+    with pytest.raises(MemoryError):
+        pool.reserve("other", broken, 2)
+    assert pool.shape_stats("other")["allocated"] == 0
+    assert pool.reserve("other", make, 1) == 1
+
+
 # --- the engine ----------------------------------------------------------------------------------
 
 

@@ -300,6 +300,11 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         points = [pk.n_vars, pk.n_vars, pk.n_vars - pk.n_public - 1, len(pk.h_g1), pk.n_vars]
         extra = [len(x) for m in matrices for x in (m.indptr, m.indices, m.values)]
         assert kept == sorted(points + (extra if on_device else []))
+        # the key going HOT reserved every partition buffer set its proofs can hold at once
+        pool = eng.engine_status()["host_buffers"]
+        shape = f"('witness', {pk.n_vars})" if on_device else f"({pk.domain_size}, {pk.n_vars})"
+        assert list(pool["shapes"]) == [shape]
+        assert pool["allocations"] == pool["bound_per_shape"] == cfg.buffered_partitions_bound
         n = 3
         seeds = [rng.randrange(1 << 32) for _ in range(n)]
         req = JobRequest(f"eval-{rng.randrange(1 << 30)}", CID,
@@ -314,13 +319,12 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         else:
             assert fake.evaluations == 0 and len(vectors) == 4 * n
         # every upload reads a pooled buffer from alloc_host (pinned memory on CUDA), never
-        # the generator's own (pageable) array; the pool reuses them within its bound
+        # the generator's own (pageable) array; the proofs allocated none of their own
         assert fake.pooled_uploads == len(vectors)
-        pool = eng.engine_status()["host_buffers"]
-        assert 1 <= pool["allocations"] <= pool["bound_per_shape"]
-        shape = f"('witness', {pk.n_vars})" if on_device else f"({pk.domain_size}, {pk.n_vars})"
-        assert list(pool["shapes"]) == [shape]
-        assert pool["bytes"] == pool["allocations"] * pool["shapes"][shape]["set_bytes"] > 0
+        after = eng.engine_status()["host_buffers"]
+        assert after["allocations"] == pool["allocations"] and list(after["shapes"]) == [shape]
+        assert after["bytes"] == after["allocations"] * after["shapes"][shape]["set_bytes"] > 0
+        assert after["shapes"][shape]["max_in_use"] >= 1
         spans = eng.timeline.spans()
         for up in (sp for sp in spans if sp.kind == "upload"):
             lock = [lk for lk in spans if lk.kind == "lock" and lk.job_id == up.job_id

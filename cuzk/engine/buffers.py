@@ -107,6 +107,31 @@ class HostBufferPool:
             self._give(sh)
             self._cv.notify_all()
 
+    def reserve(self, key: Hashable, make: Callable[[], Any], count: int) -> int:
+        """Allocate idle sets of this shape up front until it has `count` (at most the bound);
+        returns how many were made. Pinned pages are slow to allocate, and allocating them
+        stalls the device's work on other threads, so the engine takes them when a key goes
+        HOT rather than during its first proofs."""
+        made = 0
+        while True:
+            with self._cv:
+                sh = self._shapes.setdefault(key, _Shape())
+                if sh.allocated >= min(count, self.bound):
+                    return made
+                sh.allocated += 1
+            try:
+                buf = make()
+            except BaseException:
+                with self._cv:
+                    sh.allocated -= 1
+                raise
+            with self._cv:
+                self.allocations += 1
+                sh.nbytes = _nbytes(buf)
+                sh.free.append(buf)
+                self._cv.notify_all()
+            made += 1
+
     def wake(self) -> None:
         """Let waiters re-check their abort condition now (a job was cancelled)."""
         with self._cv:

@@ -49,6 +49,7 @@ import time
 import traceback
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -316,6 +317,8 @@ class Engine:
                 self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
             handles.append(handle)
+        if handles:
+            self._reserve_buffers(pk)
         return handles
 
     @staticmethod
@@ -695,14 +698,14 @@ class Engine:
             if self._evaluate_on_device:
                 # a GPU worker evaluates the constraints on its device (ProverPhases.upload);
                 # the witness waits in a pooled (pinned) buffer, so its upload is direct DMA
-                if self._pending_out and hasattr(pk, "n_vars"):
-                    lease = self._lease_witness(job, pk)
+                if self._buffer_shape(pk) is not None:
+                    lease = self._lease_buffers(job, pk)
                     if lease is None:  # cancelled (or stopping) while waiting for buffers
                         return
                     syn = self._phases.pending(pk, witness, out=lease.buffers)
                 else:
                     syn = self._phases.pending(pk, witness)
-            elif self._synth_out and hasattr(pk, "domain_size") and hasattr(pk, "n_vars"):
+            elif self._buffer_shape(pk) is not None:
                 lease = self._lease_buffers(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers
                     return
@@ -740,22 +743,44 @@ class Engine:
             elif item is not None:  # synthesized but never queued: drop it here
                 self._partition_left(job, item)
 
-    def _lease_buffers(self, job: _Job, pk: Any) -> Lease | None:
+    def _buffer_shape(self, pk: Any) -> tuple[Any, Callable[[], Any]] | None:
+        """The pool key and allocator of one partition's host buffers for this key: the
+        witness alone (evaluate_on device) or a, b, c and the witness; None when synthesis
+        does not write into given buffers."""
         from cuzk.groth16 import prover
 
         backend = self._alloc_backend
-        return self.host_buffers.acquire(
-            (int(pk.domain_size), int(pk.n_vars)),
-            lambda: prover.host_buffers(pk, backend),
-            abort=lambda: job.finished or self._stopping)
+        if not hasattr(pk, "n_vars"):
+            return None
+        n = int(pk.n_vars)
+        if self._evaluate_on_device:
+            if not self._pending_out:
+                return None
+            return ("witness", n), lambda: alloc_host(backend, (n, 4))
+        if not (self._synth_out and hasattr(pk, "domain_size")):
+            return None
+        return (int(pk.domain_size), n), lambda: prover.host_buffers(pk, backend)
 
-    def _lease_witness(self, job: _Job, pk: Any) -> Lease | None:
-        """A witness-only buffer (evaluate_on device), pooled like the full sets."""
-        backend = self._alloc_backend
-        return self.host_buffers.acquire(
-            ("witness", int(pk.n_vars)),
-            lambda: alloc_host(backend, (int(pk.n_vars), 4)),
-            abort=lambda: job.finished or self._stopping)
+    def _lease_buffers(self, job: _Job, pk: Any) -> Lease | None:
+        key, make = self._buffer_shape(pk)  # type: ignore[misc]
+        return self.host_buffers.acquire(key, make, abort=lambda: job.finished or self._stopping)
+
+    def _reserve_buffers(self, pk: Any) -> None:
+        """Every buffer set this key's partitions can hold at once, allocated as it goes HOT
+        (pinned pages: allocating them mid-proof stalled kernel regions for seconds)."""
+        shape = self._buffer_shape(pk)
+        if shape is None:
+            return
+        t0 = time.monotonic()
+        try:
+            made = self.host_buffers.reserve(shape[0], shape[1], self.host_buffers.bound)
+        except Exception as exc:  # e.g. page-locked memory refused: proofs allocate lazily
+            log.warning("partition buffers for %s not reserved: %s", shape[0], exc)
+            return
+        if made:
+            st = self.host_buffers.shape_stats(shape[0])
+            log.info("partition buffers for %s: %d sets allocated in %.2f s (%d in the pool)",
+                     shape[0], made, time.monotonic() - t0, st["allocated"])
 
     # --- GPU workers -------------------------------------------------------------------------
 
