@@ -151,6 +151,7 @@ def _wait(pred: Any, timeout: float = 60.0) -> None:
 
 def _engine(circuit: SyntheticCircuit, pk: ProvingKey, phases: Any = None, device: bool = True,
             **cfg: Any) -> BufferEngine:
+    cfg.setdefault("warm_up", False)  # its throwaway partition would add uploads to count
     eng = BufferEngine(EngineConfig(devices=["cpu"], backend="cpu", **cfg),
                        phases=phases or ProverPhases(), device=device).start()
     eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))

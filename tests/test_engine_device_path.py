@@ -161,6 +161,9 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
         assert set(fake._masks) == {id(getattr(pk, f)) for f in fields}
         assert fake._masks[id(pk.a_g1)] > 0 and fake._masks[id(pk.b_g1)] > 0
         assert fake._masks[id(pk.h_g1)] == 0
+        # the warm-up proof (as the key went HOT) uploaded one partition's a, b, c and w
+        warm = len([1 for _, keep in fake.uploads if not keep])
+        assert warm == 4 and len(fake.msm_sizes) >= 4
         n = 4
         req = JobRequest(f"dev-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})
@@ -171,13 +174,14 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
             assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
         # the key was not uploaded again; each partition's a, b, c, w went up once
         assert sorted(n for n, keep in fake.uploads if keep) == sorted(want)
-        assert len([1 for _, keep in fake.uploads if not keep]) == 4 * n
+        assert len([1 for _, keep in fake.uploads if not keep]) == warm + 4 * n
         # assembly (3-5 point MSMs) ran on the host backend, not the device one
         assert all(k > 5 for k in fake.msm_sizes)
         spans = eng.timeline.spans()
         ups = [sp for sp in spans if sp.kind == "upload"]
         locks = [sp for sp in spans if sp.kind == "lock"]
         assert len(ups) == n
+        assert eng.device_locks["cpu"].stats.acquisitions == n + 1  # the warm-up held it too
         for up in ups:
             held = [lk for lk in locks if lk.job_id == up.job_id and lk.partition == up.partition]
             assert len(held) == 1 and up.end_ms <= held[0].start_ms  # before, not inside
@@ -305,6 +309,13 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         shape = f"('witness', {pk.n_vars})" if on_device else f"({pk.domain_size}, {pk.n_vars})"
         assert list(pool["shapes"]) == [shape]
         assert pool["allocations"] == pool["bound_per_shape"] == cfg.buffered_partitions_bound
+        # the warm-up proof: the witness alone (evaluated unchecked on the device), or a, b,
+        # c and w; it borrows no pooled buffer
+        warm = sorted(n for n, keep in fake.uploads if not keep)
+        assert warm == ([pk.n_vars] if on_device else sorted([pk.domain_size] * 3 + [pk.n_vars]))
+        assert fake.evaluations == (1 if on_device else 0) and fake.pooled_uploads == 0
+        fake.uploads = [u for u in fake.uploads if u[1]]
+        fake.evaluations = 0
         n = 3
         seeds = [rng.randrange(1 << 32) for _ in range(n)]
         req = JobRequest(f"eval-{rng.randrange(1 << 30)}", CID,
@@ -351,3 +362,79 @@ def test_evaluate_on_device_needs_a_backend_that_can() -> None:
         eng.start()
     with pytest.raises(ConfigError, match="evaluate_on"):
         EngineConfig(evaluate_on="gpu")
+
+
+@pytest.mark.parametrize("warm_up", (True, False))
+def test_key_going_hot_runs_a_warm_up_partition(circuit: SyntheticCircuit, pk: ProvingKey,
+                                                rng: random.Random, warm_up: bool) -> None:
+    """warm_up: as the key goes HOT each device runs one throwaway partition (a random
+    witness evaluated unchecked, the kernel region) under its device lock, before any job;
+    off, nothing runs. The daemon's TOML key reaches the engine."""
+    from cuzk.server import config as server_config
+
+    cfg = EngineConfig(devices=["cpu"], backend="cpu", warm_up=warm_up)
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = EvaluatingFakeDevice()
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(cfg, phases=ProverPhases()).start()
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        fake, lock = eng.fake, eng.device_locks["cpu"]
+        if warm_up:
+            assert fake.evaluations == 1 and [n for n, keep in fake.uploads if not keep] == [pk.n_vars]
+            # the kernel region's four G1 MSMs over the key's sizes, under the lock
+            assert sorted(fake.msm_sizes) == sorted([pk.n_vars, pk.n_vars, len(pk.l_g1),
+                                                     len(pk.h_g1)])
+            assert lock.stats.acquisitions == 1 and lock.stats.intervals[0][2] == "warm-up"
+        else:
+            assert fake.evaluations == 0 and fake.msm_sizes == [] and lock.stats.acquisitions == 0
+        assert eng.timeline.events() == []  # no job events: the warm-up is not a job
+        res = eng.await_job(eng.submit(JobRequest(f"w-{rng.randrange(1 << 30)}", CID, [
+            PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
+    finally:
+        eng.stop()
+    toml = server_config.load(None, ["gpus.warm_up=false"]).engine_dict()
+    assert EngineConfig.from_dict(toml).warm_up is False
+    assert EngineConfig.from_dict(server_config.load(None).engine_dict()).warm_up is True
+
+
+def test_failed_warm_up_leaves_the_key_hot(circuit: SyntheticCircuit, pk: ProvingKey,
+                                           rng: random.Random,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    """A warm-up that fails (here the device's MSM raises once) is logged; the key is HOT,
+    the lock is free again and the next job proves."""
+
+    class Flaky(EvaluatingFakeDevice):
+        failed = False
+
+        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+            if not Flaky.failed:
+                Flaky.failed = True
+                raise RuntimeError("device fault")
+            return super().g1_msm(curve, points, scalars)
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = Flaky()
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu"), phases=ProverPhases()).start()
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        assert Flaky.failed and "warm-up proof failed" in caplog.text
+        assert eng.device_locks["cpu"].holder is None
+        res = eng.await_job(eng.submit(JobRequest(f"f-{rng.randrange(1 << 30)}", CID, [
+            PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+    finally:
+        eng.stop()

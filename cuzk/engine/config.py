@@ -17,6 +17,7 @@ _ALIASES = {
     "gpus.gpu_threads": "gpu_threads",
     "gpus.msm_tables": "msm_tables",
     "gpus.msm_table_reserve_bytes": "msm_table_reserve_bytes",
+    "gpus.warm_up": "warm_up",
     "synthesis.threads": "synthesis_threads",
     "synthesis.partition_workers": "partition_workers",
     "synthesis.evaluate_on": "evaluate_on",
@@ -56,6 +57,9 @@ class EngineConfig:
     msm_tables: bool = True
     # Device memory left free after building tables: the proofs' working buffers need it.
     msm_table_reserve_bytes: int = 16 << 30
+    # One throwaway partition's device work when a key goes HOT on a device (first-use costs
+    # paid before the first job).
+    warm_up: bool = True
     backend: str = "auto"
     keep_jobs: int = 10000  # finished jobs kept for status/await
 
@@ -74,7 +78,7 @@ class EngineConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ConfigError(f"{name} must be an integer >= 0, got {v!r}")
-        for name in ("verify_after_prove", "g2_on_cpu", "msm_tables"):
+        for name in ("verify_after_prove", "g2_on_cpu", "msm_tables", "warm_up"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ConfigError(f"{name} must be a bool, got {v!r}")

@@ -319,7 +319,55 @@ class Engine:
             handles.append(handle)
         if handles:
             self._reserve_buffers(pk)
+        if self.config.warm_up:
+            for d, be in self._backends.items():
+                if _on_device(be):
+                    self._warm_up(d, be, pk)
         return handles
+
+    def _warm_up(self, device: str, be: Any, pk: Any) -> None:
+        """One throwaway partition's device work as the key goes HOT: a random witness, its
+        constraints evaluated unchecked (or random a, b, c with evaluate_on host), uploads and
+        the kernel region under the device lock. Module loads, twiddle tables, memory-pool
+        growth and first launches are paid here instead of by the first job's partitions (the
+        daemon's first 2^20 region on an H200 took 360 ms against 31 ms later). A failure is
+        logged, never fatal: the proofs would meet it and report it themselves."""
+        from cuzk.groth16 import prover
+
+        if getattr(pk, "r1cs", None) is None or not hasattr(pk, "n_vars"):
+            return
+        lock = self.device_locks.get(device)
+        kstream = self._kernel_stream(device)
+        rng = np.random.default_rng()
+
+        def rand(rows: int) -> np.ndarray:
+            x = rng.integers(0, 2**64, size=(rows, 4), dtype=np.uint64)
+            x[:, 3] &= np.uint64(0x0FFFFFFFFFFFFFFF)  # below r on both curves
+            return x
+
+        w = rand(int(pk.n_vars))
+        w[0] = (1, 0, 0, 0)
+        t0 = time.monotonic()
+        t_acq = lock.acquire("warm-up") if lock is not None else None
+        try:
+            with _device_scope(device), (kstream if kstream is not None else contextlib.nullcontext()):
+                if self._evaluate_on_device:
+                    syn = prover.evaluate_on_device(pk, prover.pending(pk, w), be, check=False)
+                else:
+                    d = int(pk.domain_size)
+                    syn = prover.upload(prover.Synthesized(a=rand(d), b=rand(d), c=rand(d),
+                                                           witness=w), be)
+                prover.kernels(pk, syn, be, g2=not self.config.g2_on_cpu)
+                del syn
+                _synchronize(device)
+            log.info("%s: warm-up proof of the key's kernels in %.2f s", device,
+                     time.monotonic() - t0)
+        except Exception as exc:
+            log.warning("%s: warm-up proof failed (%s: %s); the key stays HOT", device,
+                        type(exc).__name__, exc)
+        finally:
+            if lock is not None and t_acq is not None:
+                lock.release("warm-up", t_acq)
 
     @staticmethod
     def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any]:

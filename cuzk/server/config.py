@@ -180,6 +180,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "g2_on_cpu": (_bool, False),
         "msm_tables": (_bool, True),
         "msm_table_reserve_bytes": (parse_size, 16 * 2**30),
+        "warm_up": (_bool, True),
         "backend": (_choice("auto", "cpu", "cuda", "reference"), "auto"),
     },
     "synthesis": {
@@ -213,6 +214,7 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "g2_on_cpu": ("gpus", "g2_on_cpu"),
     "msm_tables": ("gpus", "msm_tables"),
     "msm_table_reserve_bytes": ("gpus", "msm_table_reserve_bytes"),
+    "warm_up": ("gpus", "warm_up"),
     "backend": ("gpus", "backend"),
     "synthesis_threads": ("synthesis", "threads"),
     "partition_workers": ("synthesis", "partition_workers"),
