@@ -82,6 +82,21 @@ def make_key(log2: int, backend: Any, cache_dir: str = "") -> tuple[Any, Any, fl
     return circ, pk, time.time() - t0
 
 
+def pretend_device(gib: float) -> dict[str, float]:
+    """Free device memory as the engine and the backend see it, less what a GPU of `gib` GiB
+    would not have: placement decisions (points kept on the host, tables) follow the smaller
+    card while allocations still come from the real one."""
+    import cupy as cp
+
+    from cuzk.backends import cuda
+
+    total = int(cp.cuda.runtime.memGetInfo()[1])
+    hide = max(0, total - int(gib * 2**30))
+    real = cuda._free_device_bytes
+    cuda._free_device_bytes = lambda: max(0, real() - hide)  # type: ignore[assignment]
+    return {"gib": gib, "hidden_gib": round(hide / 2**30, 2)}
+
+
 def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
                g2_on_cpu: bool, evaluate_on: str) -> tuple[dict[str, Any], list[str], Any]:
     from cuzk.engine import Engine, EngineConfig, JobRequest, JobState, PartitionInput
@@ -190,6 +205,8 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         "lock": status["locks"], "buffered_partitions_max": status["buffered_partitions_max"],
         "buffered_partitions_bound": status["buffered_partitions_bound"],
         "gpu_queue_max_depth": status["gpu_queue_max_depth"],
+        "keys": [{k: v for k, v in e.items() if k in ("circuit_id", "tier", "device_table_bytes",
+                                                       "streamed_bytes")} for e in status["keys"]],
         "host_buffers": {k: status["host_buffers"][k]
                          for k in ("allocations", "max_in_use", "bytes")},
         "errors": sorted({r.error for r in results if r.error})[:3],
@@ -300,6 +317,9 @@ def main() -> None:
     ap.add_argument("--prepare-curves", default=CURVE, help="curves to compile for (tests too)")
     ap.add_argument("--setup-backend", default="cpu", help="backend of the development setup")
     ap.add_argument("--key-cache", default="", help="directory to keep the development key in")
+    ap.add_argument("--device-gib", type=float, default=0.0,
+                    help="let the engine see a GPU of this many GiB (where a key's points and "
+                         "tables go: queries that do not fit are streamed); 0: the real size")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
     args.device_list = ([f"cuda:{i}" for i in range(args.devices)] if args.backend == "cuda"
@@ -313,6 +333,8 @@ def main() -> None:
     doc["machine"] = machine(args.backend)
     from cuzk.backends import get_backend
 
+    if args.device_gib and args.backend == "cuda":
+        doc["device_gib"] = pretend_device(args.device_gib)
     setup_be = get_backend(args.setup_backend)
     circ, pk, setup_s = make_key(args.log, setup_be, args.key_cache)
     doc["circuit"] = circ.describe() | {"setup_s": round(setup_s, 1),

@@ -438,3 +438,80 @@ def test_failed_warm_up_leaves_the_key_hot(circuit: SyntheticCircuit, pk: Provin
         assert res.state == JobState.COMPLETED, res.error
     finally:
         eng.stop()
+
+
+class SmallDevice(FakeDevice):
+    """A FakeDevice with `capacity` bytes: its free memory is what the resident copies leave;
+    keep_on_host records the arrays the engine leaves on the host; uploads of arrays named in
+    `refuse` run out of memory."""
+
+    def __init__(self, capacity: int, refuse: tuple[int, ...] = ()) -> None:
+        super().__init__()
+        self.capacity, self.refuse = capacity, set(refuse)
+        self._on_host: dict[int, np.ndarray] = {}
+
+    def device_free_bytes(self) -> int:
+        return self.capacity - sum(int(a.nbytes) for a in self._resident.values())
+
+    def keep_on_host(self, arr: np.ndarray) -> int:
+        self._on_host[id(arr)] = arr
+        return int(arr.nbytes)
+
+    @staticmethod
+    def is_out_of_memory(exc: BaseException) -> bool:
+        return isinstance(exc, MemoryError)
+
+    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
+        if keep and id(arr) in self.refuse:
+            raise MemoryError("out of device memory")
+        return super().to_device(arr, keep)
+
+
+@pytest.mark.parametrize("refuse_upload", (False, True))
+def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, pk: ProvingKey,
+                                                     rng: random.Random,
+                                                     caplog: pytest.LogCaptureFixture,
+                                                     refuse_upload: bool) -> None:
+    """A device with room for A and B₁ beside what proofs need (320 B per constraint): L, H
+    and B₂ stay in pinned host memory (keep_on_host), reported in status and the log; proofs
+    verify; demotion forgets them. An upload that runs out of memory although the free-memory
+    check passed (here H's) also leaves that query on the host."""
+    from cuzk.engine.engine import MIN_REGION_BYTES_PER_CONSTRAINT
+
+    reserve = MIN_REGION_BYTES_PER_CONSTRAINT * pk.domain_size
+    fits = pk.a_g1.nbytes + pk.b_g1.nbytes
+    big = reserve + fits + (pk.l_g1.nbytes + pk.h_g1.nbytes + pk.b_g2.nbytes) * 2
+    capacity = big if refuse_upload else reserve + fits + 1
+    refuse = (id(pk.h_g1),) if refuse_upload else ()
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = SmallDevice(capacity, refuse)
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
+              phases=ProverPhases()).start()
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        fake = eng.fake
+        host = ({"h_g1": pk.h_g1} if refuse_upload
+                else {"l_g1": pk.l_g1, "h_g1": pk.h_g1, "b_g2": pk.b_g2})
+        assert set(fake._on_host) == {id(a) for a in host.values()}
+        assert not set(fake._resident) & set(fake._on_host)
+        assert id(pk.a_g1) in fake._resident and id(pk.b_g1) in fake._resident
+        assert "stay in pinned host memory" in caplog.text and all(n in caplog.text for n in host)
+        st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
+        assert st["streamed_bytes"] == sum(int(a.nbytes) for a in host.values())
+        req = JobRequest(f"h-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(2)])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake._on_host == {} and fake._resident == {}
+    finally:
+        eng.stop()

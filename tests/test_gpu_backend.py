@@ -181,6 +181,34 @@ def test_msm_matches_cpu_backend(gpu, rng, curve):
     assert np.array_equal(gpu.g2_msm(c, p2, s2), cpu.g2_msm(c, p2, s2))
 
 
+@pytest.mark.parametrize("curve", CURVES)
+def test_msm_over_bases_kept_on_the_host(gpu, rng, curve):
+    """keep_on_host: MSMs over the array stream it in chunks (copy stream, two buffers);
+    equal to the CPU backend for chunk lengths that do and do not divide n, points at
+    infinity and a chunk of zero scalars; the array is never made resident."""
+    cpu = _cpu()
+    if cpu is None:
+        pytest.skip("CPU backend not built")
+    c = get_curve(curve)
+    for group, n in ((1, 5000 + rng.randrange(100)), (2, 700 + rng.randrange(50))):
+        pts = _gen_points(gpu, c, group, [rng.randrange(1, c.r) for _ in range(n)])
+        pts[[3, 17]] = 0  # points at infinity
+        gpu.keep_on_host(pts)
+        msm = gpu.g1_msm if group == 1 else gpu.g2_msm
+        ref = cpu.g1_msm if group == 1 else cpu.g2_msm
+        try:
+            for rows in (n // 3 + 1, 256, n):
+                gpu.msm_stream_rows = rows
+                ints = _edge_scalars(rng, c.r, n)
+                ints[rows : 2 * rows] = [0] * len(ints[rows : 2 * rows])
+                s = fr_from_ints(c, ints)
+                assert np.array_equal(msm(c, pts, s), ref(c, pts, s)), (group, rows)
+            assert id(pts) not in gpu._resident
+        finally:
+            gpu.msm_stream_rows = cuda._STREAM_ROWS
+            gpu._on_host.clear()
+
+
 def _select(gpu, variant: str) -> None:
     """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4, "/r0": by
     size (the default)."""

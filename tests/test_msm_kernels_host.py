@@ -118,6 +118,14 @@ class _DevArray(np.ndarray):
     def get(self) -> np.ndarray:
         return np.array(self)
 
+    def set(self, host: np.ndarray, stream=None) -> None:
+        """An upload (cupy.ndarray.set): same shape and dtype, C-contiguous host memory."""
+        assert host.shape == self.shape and host.dtype == self.dtype, (host.shape, self.shape)
+        assert host.flags.c_contiguous and self.flags.c_contiguous
+        if stream is not None:
+            stream.copies += 1
+        np.ndarray.__setitem__(self, ..., host)
+
     def __getitem__(self, key):
         r = super().__getitem__(key)
         return r if isinstance(r, np.ndarray) else _dev(r)
@@ -134,11 +142,24 @@ _GUARD = 64  # bytes after every allocation, checked after each launch (out-of-b
 
 
 class _Stream:
+    made = 0  # streams created (cupy.cuda.Stream)
+
+    def __init__(self, non_blocking: bool = False) -> None:
+        self.copies = 0
+        self.waits = 0
+
     def synchronize(self) -> None:
         pass
 
     def wait_event(self, event) -> None:
         assert event.recorded, "waiting for an event never recorded"
+        self.waits += 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 class _Event:
@@ -170,6 +191,12 @@ class _Pool:
 class _Cuda:
     Event = _Event
 
+    class Stream(_Stream):
+        def __init__(self, non_blocking: bool = False) -> None:
+            super().__init__(non_blocking)
+            _Stream.made += 1
+            FakeCupy.streams.append(self)
+
     def __init__(self) -> None:
         self.runtime = _Runtime()
 
@@ -181,6 +208,7 @@ class _Cuda:
 class FakeCupy:
     ndarray = _DevArray
     uint32, uint64 = np.uint32, np.uint64
+    streams: list[_Stream] = []  # every cupy.cuda.Stream made
 
     def __init__(self) -> None:
         self.cuda = _Cuda()
@@ -242,6 +270,10 @@ class FakeCupy:
     @staticmethod
     def stack(arrays) -> _DevArray:
         return _dev(np.stack([np.asarray(a) for a in arrays]))
+
+    @staticmethod
+    def concatenate(arrays) -> _DevArray:
+        return _dev(np.concatenate([np.asarray(a) for a in arrays]))
 
     @staticmethod
     def get_default_memory_pool() -> _Pool:
@@ -985,3 +1017,46 @@ def test_host_finish_setting():
     assert cuda._host_finish_groups("0") == cuda._host_finish_groups("") == frozenset()
     with pytest.raises(ValueError, match="groups are 1 and 2"):
         cuda._host_finish_groups("3")
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeypatch, curve,
+                                                      group):
+    """keep_on_host: the array stays in (pinned) host memory; an MSM over it uploads it in
+    chunks of msm_stream_rows on a copy stream (two device buffers in turn, each chunk's sums
+    waiting for its copy) and sums the chunks' results on the device. Equal to the CPU backend
+    bit for bit: chunks that do not divide n, one chunk (no final sum), bases at infinity,
+    repeated points, edge scalars, and a chunk whose scalars are all 0 (its sum is the point
+    at infinity). No device copy of the array is kept, no table is built, and A/B/L task
+    sets run it as a streamed MSM of its own."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
+    monkeypatch.setattr(backend, "alloc_host", lambda shape, dtype=np.uint64: np.empty(shape, dtype))
+    n = _n(group, rng)
+    pts = _edge_points(cpu, c, group, n, rng)
+    assert backend.keep_on_host(pts) == pts.nbytes
+    assert backend.keep_on_host(pts) == pts.nbytes  # once
+    assert backend.precompute_msm(c, pts, group, window=7) == 0 and not backend._tables
+    assert backend.msm_infinity_share(pts) == 2 / n
+    for rows, kind in ((97, "edge"), (n // 3 + 1, "uniform"), (n, "bits"), (n + 5, "edge")):
+        backend.msm_stream_rows = rows
+        scalars = _scalars(rng, c.r, n, kind)
+        if rows < n:  # the second chunk's scalars all 0
+            scalars[rows : 2 * rows] = [0] * len(scalars[rows : 2 * rows])
+        before = len(FakeCupy.streams)
+        _check_msm(backend, cpu, c, group, pts, scalars)
+        chunks = -(-n // rows)
+        copy = FakeCupy.streams[before:]
+        assert len(copy) == 1 and copy[0].copies == chunks
+        assert copy[0].waits == max(0, chunks - 2)  # a buffer's copy waits for its last sums
+    assert id(pts) not in backend._resident
+    if group == 1:
+        other = random_points(cpu, c, 1, n // 2, rng)
+        scalars = _scalars(rng, c.r, n, "uniform")
+        s = fr_from_ints(c, scalars)
+        backend.msm_stream_rows = 200
+        got = [t() for t in backend.g1_msm_tasks(c, [pts, other], s)]
+        want = [cpu.g1_msm(c, pts, s), cpu.g1_msm(c, other, s[n - len(other) :])]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+        assert id(pts) not in backend._resident

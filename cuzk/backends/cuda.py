@@ -124,6 +124,7 @@ _AFF_MIN = 1 << 24  # ... and at least this many (H200, pair-aligned products: t
 # 2^24 partition, 247 -> 256 ms)
 _FLAT_SKEW = 8  # flat chunks when the largest bucket holds > this times the mean
 _KEEP_MIN = 1 << 12  # arrays at least this long that are passed again stay on the device
+_STREAM_ROWS = 1 << 22  # bases per chunk of an MSM over an array kept on the host (keep_on_host)
 # infinity share of a base array from which its MSMs leave those bases out (msm_mask_min)
 _MASK_MIN = 1 / 64
 _NO_ROW = 0xFFFFFFFF  # kernels.cu NO_ROW: a rank array's mark for a base left out of the sort
@@ -496,6 +497,10 @@ class CudaBackend(FrKernels):
         self._tables: dict[int, _Table] = {}
         # id(points) -> (weak ref, n, bases at infinity, live mask, its ranks; None when none is)
         self._masks: dict[int, tuple[Any, int, int, Any, Any]] = {}
+        # id(points) -> (weak ref, pinned host copy): base arrays that stay on the host
+        # (keep_on_host); their MSMs stream them in chunks of msm_stream_rows bases
+        self._on_host: dict[int, tuple[Any, np.ndarray]] = {}
+        self.msm_stream_rows = int(os.environ.get("CUZK_MSM_STREAM_ROWS", str(_STREAM_ROWS)))
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
         # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
         self.msm_sum = os.environ.get("CUZK_MSM_SUM", "inl")
@@ -679,6 +684,36 @@ class CudaBackend(FrKernels):
             return dev
         return cp.asnumpy(dev)
 
+    def device_free_bytes(self) -> int:
+        """Free device memory, counting blocks CuPy's pool holds but does not use."""
+        return _free_device_bytes()
+
+    def keep_on_host(self, points: Any) -> int:
+        """Keep a base array that does not fit on the device (a proving key's query) in
+        pinned host memory instead: every MSM over it streams it up in chunks of
+        msm_stream_rows bases, each chunk's copy (direct DMA on a stream of its own)
+        overlapping the sums of the one before. Any device copy or table of it is dropped.
+        The pinned copy lives as long as the array does; returns its bytes."""
+        hit = self._on_host.get(id(points))
+        if hit is not None and hit[0]() is points:
+            return int(hit[1].nbytes)
+        for cache in (self._resident, self._tables, self._masks):
+            cache.pop(id(points), None)
+        src = np.ascontiguousarray(points, dtype=np.uint64)
+        pinned = src if src.size == 0 or _is_pinned(src) else self.alloc_host(src.shape)
+        if pinned is not src:
+            np.copyto(pinned, src)
+        ref = _weak_ref(self._on_host, points)
+        self._on_host[id(points)] = (ref if ref is not None else _Strong(points), pinned)
+        return int(pinned.nbytes)
+
+    def _host_copy(self, points: Any) -> np.ndarray | None:
+        """points' pinned copy when keep_on_host kept it there, else None."""
+        if cp is not None and isinstance(points, cp.ndarray):
+            return None
+        hit = self._on_host.get(id(points))
+        return hit[1] if hit is not None and hit[0]() is points else None
+
     # ---- MSM -----------------------------------------------------------------------------------
 
     def precompute_msm(
@@ -709,6 +744,8 @@ class CudaBackend(FrKernels):
         hit = self._tables.get(id(points))
         if hit is not None and hit.owner() is points:
             return hit.nbytes
+        if self._host_copy(points) is not None:
+            return 0  # it did not fit on the device itself
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         live = self._infinity_mask(points, pts)
         m = n if live is None else n - self._live_bases(points, pts)[0]  # the table's points
@@ -835,6 +872,9 @@ class CudaBackend(FrKernels):
         n = int(points.shape[0])
         if n == 0:
             return 0.0
+        host = self._host_copy(points)
+        if host is not None:  # streamed MSMs sum such bases as they are (no mask)
+            return float(np.count_nonzero(~host.reshape(n, -1).any(axis=1))) / n
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, -1)
         return self._live_bases(points, pts)[0] / n
 
@@ -918,6 +958,9 @@ class CudaBackend(FrKernels):
             return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
         if n >= 1 << 31:
             raise ValueError("MSM larger than 2^31 points")
+        host = self._host_copy(points)
+        if host is not None:
+            return self._msm_streamed(c, group, host.reshape(n, 2 * fw), scalars)
         tab = self._table_of(points, n)
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         sc = self.to_device(scalars).reshape(n, 4)
@@ -928,6 +971,47 @@ class CudaBackend(FrKernels):
         dg = self._sort_digits(mod, sc, n, windows, marks, rank)
         src = tab.table if tab is not None else pts
         return self._bucket_sums(c, group, mod, src, dg, 0, marks, n)
+
+    def _msm_plain(self, c: Curve, group: int, pts: Any, sc: Any) -> Any:
+        """Σ s·P for device arrays without tables or masks (bases at infinity summed as
+        such): a streamed MSM's chunks, and the sum of their results."""
+        n = int(sc.shape[0])
+        mod = self.module(c, "msm", group)
+        marks = _Marks(self.msm_profile is not None)
+        dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, None, sc), marks)
+        return self._bucket_sums(c, group, mod, pts, dg, 0, marks, n)
+
+    def _msm_streamed(self, c: Curve, group: int, host: np.ndarray, scalars: Any) -> Any:
+        """Σ s·P for bases in pinned host memory (keep_on_host): chunks of msm_stream_rows go
+        up on a copy stream into two device buffers in turn, the current stream summing one
+        chunk while the next is copied; the chunks' sums are then summed on the device."""
+        n, width = int(host.shape[0]), int(host.shape[1])
+        rows = max(1, min(n, self.msm_stream_rows))
+        sc = self.to_device(scalars).reshape(n, 4)
+        main = cp.cuda.get_current_stream()
+        copy = cp.cuda.Stream(non_blocking=True)
+        bufs = [cp.empty((rows, width), dtype=cp.uint64) for _ in range(min(2, -(-n // rows)))]
+        freed: list[Any] = [None] * len(bufs)  # the sums of the buffer's last chunk are done
+        parts = []
+        for k, i0 in enumerate(range(0, n, rows)):
+            m, b = min(rows, n - i0), k % len(bufs)
+            buf = bufs[b][:m]
+            with copy:
+                if freed[b] is not None:
+                    copy.wait_event(freed[b])
+                buf.set(host[i0 : i0 + m], stream=copy)
+                up = cp.cuda.Event(disable_timing=True)
+                up.record(copy)
+            main.wait_event(up)
+            parts.append(self._msm_plain(c, group, buf, sc[i0 : i0 + m]).reshape(1, width))
+            freed[b] = cp.cuda.Event(disable_timing=True)
+            freed[b].record(main)
+        if len(parts) == 1:
+            return parts[0].reshape(_point_shape(c, group))
+        ones = cp.zeros((len(parts), 4), dtype=cp.uint64)
+        ones[:, 0] = 1
+        out = self._msm_plain(c, group, cp.ascontiguousarray(cp.concatenate(parts)), ones)
+        return out.reshape(_point_shape(c, group))
 
     def _bucket_sums(
         self, c: Curve, group: int, mod: _Module, src: Any, dg: _Digits, skip: int,
@@ -1047,6 +1131,8 @@ class CudaBackend(FrKernels):
         groups: dict[Any, list[int]] = {}
         for j, (p, t) in enumerate(zip(point_sets, tabs, strict=True)):
             m = int(p.shape[0])
+            if self._host_copy(p) is not None:
+                continue  # kept on the host: a streamed g1_msm of its own
             if (t is not None and t.rank is not None) or (self.msm_mask_min > 0 and (
                 self._infinity_mask(p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1))
                 is not None

@@ -298,7 +298,8 @@ class Engine:
     # --- device contexts --------------------------------------------------------------------
 
     def _prepare_key(self, pk: Any) -> Any:
-        """SRS HOT hook: every device backend keeps the key's point arrays resident."""
+        """SRS HOT hook: every device backend keeps the key's point arrays resident (those
+        that do not fit in pinned host memory, streamed by each MSM)."""
         handles = []
         for d, be in self._backends.items():
             if not _on_device(be):
@@ -308,12 +309,14 @@ class Engine:
                 if not self.config.g2_on_cpu:
                     fields.append("b_g2")
                 arrays = [getattr(pk, f) for f in fields]
-                for arr in arrays:
-                    be.to_device(arr, keep=True)
-                self._note_infinity(d, be, fields, arrays)
+                kept = []
                 if self._evaluate_on_device and getattr(pk, "r1cs", None) is not None:
-                    arrays += self._keep_matrices(d, be, pk)
-                handle = _DeviceKey(be, arrays)
+                    kept = self._keep_matrices(d, be, pk)
+                reserve = MIN_REGION_BYTES_PER_CONSTRAINT * int(getattr(pk, "domain_size", 0) or 0)
+                on_host = self._keep_points(d, be, fields, arrays, reserve)
+                self._note_infinity(d, be, fields, arrays)
+                handle = _DeviceKey(be, arrays + kept)
+                handle.host_bytes = on_host
                 self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
             handles.append(handle)
@@ -368,6 +371,37 @@ class Engine:
         finally:
             if lock is not None and t_acq is not None:
                 lock.release("warm-up", t_acq)
+
+    @staticmethod
+    def _keep_points(device: str, be: Any, fields: list[str], arrays: list[Any],
+                     reserve: int) -> dict[str, int]:
+        """Each query's points resident on the device while that leaves `reserve` bytes free
+        for the proofs. The others, and any whose upload runs out of device memory, stay in
+        pinned host memory where the backend can stream them (keep_on_host: each MSM uploads
+        them in chunks overlapped with its sums). Returns {query: pinned bytes}."""
+        free = getattr(be, "device_free_bytes", None)
+        keep_host = getattr(be, "keep_on_host", None)
+        oom = getattr(be, "is_out_of_memory", None)
+        on_host: dict[str, int] = {}
+        for name, arr in zip(fields, arrays, strict=True):
+            nbytes = int(getattr(arr, "nbytes", 0))
+            if not (callable(keep_host) and callable(free)) or free() - nbytes >= reserve:
+                try:
+                    be.to_device(arr, keep=True)
+                    continue
+                except Exception as exc:
+                    if not (callable(keep_host) and callable(oom) and oom(exc)):
+                        raise
+                    release = getattr(be, "release_cached_memory", None)
+                    if callable(release):
+                        release()
+            on_host[name] = keep_host(arr)
+        if on_host:
+            log.warning("%s: %s stay in pinned host memory (%.2f GiB), streamed to the device "
+                        "by each MSM: they do not fit beside the %.2f GiB its proofs need",
+                        device, ", ".join(on_host), sum(on_host.values()) / 2**30,
+                        reserve / 2**30)
+        return on_host
 
     @staticmethod
     def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any]:
@@ -991,6 +1025,11 @@ class Engine:
 # constraint), 52.9 GiB at 2^26 (847 B); mostly-binary witnesses and MSMs in turn need less
 # (NOTES, GPU round 7). 1 KiB keeps a margin for the memory pool's fragmentation.
 REGION_BYTES_PER_CONSTRAINT = 1024
+# The least a proof can run in, its MSMs one at a time (run_concurrently reruns a task alone
+# when the device is full): the uploads (~134 B per constraint) and one MSM's sort and
+# buckets. An estimate, not a measurement; a key's points stay resident while this much is
+# left, so a 2^27 key (~86 GB of points) still fits an H200 whole.
+MIN_REGION_BYTES_PER_CONSTRAINT = 320
 
 
 def table_reserve_bytes(configured: int, pk: Any) -> int:
@@ -1023,6 +1062,7 @@ class _DeviceKey:
         self._refs = [_ref(a) for a in arrays]
         self._table_refs: list[Any] = []
         self.table_bytes: dict[str, int] = {}  # query name -> table bytes on this device
+        self.host_bytes: dict[str, int] = {}  # query name -> pinned bytes (streamed, not resident)
 
     @property
     def backend(self) -> Any:
@@ -1053,6 +1093,7 @@ class _DeviceKey:
     def __del__(self) -> None:
         self._pop("_resident", self._refs)
         self._pop("_masks", self._refs)
+        self._pop("_on_host", self._refs)
         self._pop("_tables", self._table_refs)
 
 

@@ -67,11 +67,12 @@ def _resident(pk: ProvingKey) -> ProvingKey:
     return ProvingKey(**kwargs)
 
 
-def _table_bytes(handle: Any) -> int:
+def _table_bytes(handle: Any, attr: str = "table_bytes") -> int:
     """Device bytes of MSM window tables behind a device handle (a list of per-device
-    handles with `table_bytes`, as the engine makes; 0 for anything else)."""
+    handles with `table_bytes`, as the engine makes; 0 for anything else); with attr
+    "host_bytes", the pinned bytes of queries kept on the host instead."""
     handles = handle if isinstance(handle, list) else [handle]
-    return sum(sum(getattr(h, "table_bytes", {}).values()) for h in handles if h is not None)
+    return sum(sum(getattr(h, attr, {}).values()) for h in handles if h is not None)
 
 
 @dataclass
@@ -278,6 +279,7 @@ class SrsManager:
                     "loads": e.loads,
                     "load_ms": round(e.load_ms, 3),
                     "device_table_bytes": _table_bytes(e.device_handle),
+                    "streamed_bytes": _table_bytes(e.device_handle, "host_bytes"),
                 }
                 for e in self._entries.values()
             ]
