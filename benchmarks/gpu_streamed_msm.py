@@ -3,8 +3,8 @@
 For each size and chunk length this times one G1 (or G2) MSM three ways, on the same points
 and scalars, and checks that all three agree bit for bit:
 - resident: the points already on the device (a HOT key's query);
-- pageable: the points uploaded from ordinary numpy memory by every call (what an MSM over a
-  host array that is not kept costs: one synchronous copy, then the sums);
+- pageable: the points uploaded from ordinary numpy memory by every call (the device copy
+  dropped in between: one synchronous copy, then the sums);
 - streamed: the points in pinned memory, uploaded in chunks of --rows bases on a copy stream
   while the sums of the chunk before run (keep_on_host).
 Medians of --reps CUDA-synchronized timings after one warm-up; JSON to --out.
@@ -86,8 +86,11 @@ def measure(be: CudaBackend, c: Any, group: int, logn: int, kinds: list[str],
         s = cp.asarray(scalars(n, kind))
         t_res, want = timed(lambda s=s: msm(c, dev, s), reps)
         want = cp.asnumpy(want)
-        # a fresh pageable copy per call: nothing cached by identity
-        t_page, got = timed(lambda s=s: msm(c, np.array(pts), s), reps)
+        def pageable(s: Any = s) -> Any:  # the upload every call: no device copy kept
+            be.drop_device_copies()
+            return msm(c, pts, s)
+
+        t_page, got = timed(pageable, reps)
         row = {"log": logn, "kind": kind, "group": group, "resident_ms": round(t_res, 2),
                "pageable_ms": round(t_page, 2),
                "pageable_exact": bool(np.array_equal(cp.asnumpy(got), want))}
