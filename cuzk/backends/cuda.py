@@ -991,14 +991,18 @@ class CudaBackend(FrKernels):
         main = cp.cuda.get_current_stream()
         copy = cp.cuda.Stream(non_blocking=True)
         bufs = [cp.empty((rows, width), dtype=cp.uint64) for _ in range(min(2, -(-n // rows)))]
-        freed: list[Any] = [None] * len(bufs)  # the sums of the buffer's last chunk are done
+        # The pool hands out blocks in this stream's order: work queued here before may still
+        # use them (say the NTT's buffers), so the first copies wait for it as later copies
+        # wait for the sums of the buffer's previous chunk.
+        ready = cp.cuda.Event(disable_timing=True)
+        ready.record(main)
+        freed: list[Any] = [ready] * len(bufs)
         parts = []
         for k, i0 in enumerate(range(0, n, rows)):
             m, b = min(rows, n - i0), k % len(bufs)
             buf = bufs[b][:m]
             with copy:
-                if freed[b] is not None:
-                    copy.wait_event(freed[b])
+                copy.wait_event(freed[b])
                 buf.set(host[i0 : i0 + m], stream=copy)
                 up = cp.cuda.Event(disable_timing=True)
                 up.record(copy)
