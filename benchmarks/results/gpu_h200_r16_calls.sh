@@ -23,3 +23,19 @@
 #     tests/test_gpu_ntt_plan.py                                                        # 338 passed in 137 s
 #   python3 -m cuzk.cli demo --backend cuda --log2 12 --workdir /tmp/demo12   # results/demo_cuda_h200_r16_2p12.txt
 #   python3 -m cuzk.cli demo --backend cuda --log2 20 --workdir /tmp/demo20   # results/demo_cuda_h200_r16_2p20.txt
+# Call 5 (5583dc6 + the benchmark fix; results/gpu_h200_r16_streamed_msm_g{1,2}.json,
+# results/engine_gpu_h200_r16_p24_dev40gib.json, results/demo_cuda_h200_r16_2p20_warm_up.txt):
+#   pytest tests/test_gpu_backend.py -k "kept_on_the_host or msm_matches_cpu" tests/test_gpu_prove.py
+#   python3 benchmarks/gpu_streamed_msm.py --logs 22,24 --rows 21,22,23
+#   python3 benchmarks/gpu_streamed_msm.py --group 2 --logs 22 --rows 20,21
+#   E="--log 24 --setup-backend cuda --key-cache /tmp/kc --devices 1 --gpu-workers 2 --partition-workers 8 \
+#      --jobs 2 --verify 2 --cross-backend 0 --evaluate-on device"
+#   python3 benchmarks/engine_gpu.py $E --device-gib 14   # failed: proof C off the curve (H streamed; fixed in bff46c5)
+#   python3 benchmarks/engine_gpu.py $E --device-gib 40
+#   python3 -m cuzk.cli demo --backend cuda --log2 20     # twice; the "old" run meant to be 91d08cb loaded
+#                                                         # ./cuzk too (python -m puts the cwd first): both had the warm-up
+# Call 6: refused (no machine could be started).
+# Call 7 (bff46c5, a cold machine; results/engine_gpu_h200_r16_p24_dev14gib_streamed*.json):
+#   pytest tests/test_gpu_prove.py tests/test_gpu_backend.py -k kept_on_the_host                 # 4 passed
+#   python3 benchmarks/engine_gpu.py $E --device-gib 14                                         # 2 of 2 verified
+#   the new test_gpu_prove test against the code without the fix                                 # 2 passed (does not catch it)
