@@ -515,3 +515,49 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
         assert fake._on_host == {} and fake._resident == {}
     finally:
         eng.stop()
+
+
+class SmallEvaluatingDevice(SmallDevice, EvaluatingFakeDevice):
+    """A SmallDevice that evaluates constraints, whose uploads of `refuse` run out of memory."""
+
+
+def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """evaluate_on auto with a device that runs out of memory uploading the key's constraint
+    matrices: the key still goes HOT, what went up of the matrices is dropped, and its
+    partitions evaluate their constraints on the host (full buffer sets reserved, a, b, c
+    and w uploaded, no device evaluation); proofs verify."""
+    kr = prover.key_r1cs(pk.r1cs)
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = SmallEvaluatingDevice(1 << 40, (id(kr.c.indices),))
+            self._backends[self.devices[0]] = self.fake
+
+    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
+              phases=ProverPhases()).start()
+    try:
+        assert eng.engine_status()["evaluate_on"] == "device"
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        fake = eng.fake
+        assert "constraint matrices do not fit" in caplog.text
+        matrices = {id(x) for m in (kr.a, kr.b, kr.c) for x in (m.indptr, m.indices, m.values)}
+        assert not matrices & set(fake._resident)  # what went up before the failure is gone
+        pool = eng.engine_status()["host_buffers"]
+        assert list(pool["shapes"]) == [f"({pk.domain_size}, {pk.n_vars})"]
+        n = 2
+        before = len([1 for _, keep in fake.uploads if not keep])
+        req = JobRequest(f"m-{rng.randrange(1 << 30)}", CID,
+                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(n)])
+        res = eng.await_job(eng.submit(req), timeout=300)
+        assert res.state == JobState.COMPLETED, res.error
+        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        assert fake.evaluations == 0
+        assert len([1 for _, keep in fake.uploads if not keep]) - before == 4 * n
+    finally:
+        eng.stop()

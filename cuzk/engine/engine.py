@@ -180,6 +180,8 @@ class Engine:
         self._synth_out = False
         self._pending_out = False
         self._evaluate_on_device = False  # a, b, c computed by GPU workers (evaluate_on)
+        # id(key) -> weak ref: HOT keys whose matrices did not fit a device (evaluated on the host)
+        self._host_evaluated: dict[int, Any] = {}
         self._started = False
         self._stopping = False
         self._accepting = False
@@ -310,8 +312,13 @@ class Engine:
                     fields.append("b_g2")
                 arrays = [getattr(pk, f) for f in fields]
                 kept = []
-                if self._evaluate_on_device and getattr(pk, "r1cs", None) is not None:
+                if self._evaluates_on_device(pk) and getattr(pk, "r1cs", None) is not None:
                     kept = self._keep_matrices(d, be, pk)
+                    if kept is None:  # no room: this key's constraints are evaluated on the host
+                        self._host_evaluated = {k: r for k, r in self._host_evaluated.items()
+                                                if r() is not None}
+                        self._host_evaluated[id(pk)] = _ref(pk)
+                        kept = []
                 reserve = MIN_REGION_BYTES_PER_CONSTRAINT * int(getattr(pk, "domain_size", 0) or 0)
                 on_host = self._keep_points(d, be, fields, arrays, reserve)
                 self._note_infinity(d, be, fields, arrays)
@@ -354,7 +361,7 @@ class Engine:
         t_acq = lock.acquire("warm-up") if lock is not None else None
         try:
             with _device_scope(device), (kstream if kstream is not None else contextlib.nullcontext()):
-                if self._evaluate_on_device:
+                if self._evaluates_on_device(pk):
                     syn = prover.evaluate_on_device(pk, prover.pending(pk, w), be, check=False)
                 else:
                     d = int(pk.domain_size)
@@ -404,15 +411,38 @@ class Engine:
         return on_host
 
     @staticmethod
-    def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any]:
+    def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any] | None:
         """The key's constraint matrices resident for evaluate_on device; returns their host
-        arrays (demotion drops the device copies with the key's points)."""
+        arrays (demotion drops the device copies with the key's points), or None when the
+        device runs out of memory for them."""
         from cuzk.groth16.prover import key_r1cs
 
         r1cs = key_r1cs(pk.r1cs)
-        nbytes = be.keep_r1cs(r1cs)
+        arrays = [x for m in (r1cs.a, r1cs.b, r1cs.c) for x in (m.indptr, m.indices, m.values)]
+        try:
+            nbytes = be.keep_r1cs(r1cs)
+        except Exception as exc:
+            oom = getattr(be, "is_out_of_memory", None)
+            if not (callable(oom) and oom(exc)):
+                raise
+            for x in arrays:  # whatever went up before the failure
+                getattr(be, "_resident", {}).pop(id(x), None)
+            release = getattr(be, "release_cached_memory", None)
+            if callable(release):
+                release()
+            log.warning("%s: the key's constraint matrices do not fit on the device; its "
+                        "partitions evaluate their constraints on the host", device)
+            return None
         log.info("%s: constraint matrices resident: %.2f GiB", device, nbytes / 2**30)
-        return [x for m in (r1cs.a, r1cs.b, r1cs.c) for x in (m.indptr, m.indices, m.values)]
+        return arrays
+
+    def _evaluates_on_device(self, pk: Any) -> bool:
+        """Whether this key's partitions leave the constraint evaluation to the GPU workers:
+        evaluate_on device, unless its matrices did not fit a device."""
+        if not self._evaluate_on_device:
+            return False
+        hit = self._host_evaluated.get(id(pk))
+        return hit is None or hit() is not pk
 
     @staticmethod
     def _note_infinity(device: str, be: Any, fields: list[str], arrays: list[Any]) -> None:
@@ -777,7 +807,7 @@ class Engine:
             if witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
-            if self._evaluate_on_device:
+            if self._evaluates_on_device(pk):
                 # a GPU worker evaluates the constraints on its device (ProverPhases.upload);
                 # the witness waits in a pooled (pinned) buffer, so its upload is direct DMA
                 if self._buffer_shape(pk) is not None:
@@ -835,7 +865,7 @@ class Engine:
         if not hasattr(pk, "n_vars"):
             return None
         n = int(pk.n_vars)
-        if self._evaluate_on_device:
+        if self._evaluates_on_device(pk):
             if not self._pending_out:
                 return None
             return ("witness", n), lambda: alloc_host(backend, (n, 4))
