@@ -232,6 +232,18 @@ class EvaluatingFakeDevice(FakeDevice):
         return qap.fr_mul_arrays(curve, a, b)
 
 
+def _engine_on(fake: FakeDevice, cfg: EngineConfig) -> Engine:
+    """A started engine whose (only) device backend is `fake` (as `eng.fake`)."""
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.fake = fake
+            self._backends[self.devices[0]] = fake
+
+    return Eng(cfg, phases=ProverPhases()).start()
+
+
 def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: ProvingKey,
                                                rng: random.Random) -> None:
     """prover.evaluate_on_device gives synthesize's a, b, c and witness (a key with C; a
@@ -285,13 +297,7 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
     cfg = EngineConfig(devices=["cpu"], backend="cpu", gpu_workers_per_device=2,
                        partition_workers=2, evaluate_on=evaluate_on)
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = EvaluatingFakeDevice()
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(cfg, phases=ProverPhases()).start()
+    eng = _engine_on(EvaluatingFakeDevice(), cfg)
     on_device = evaluate_on == "auto"
     try:
         assert eng.engine_status()["evaluate_on"] == ("device" if on_device else "host")
@@ -374,13 +380,7 @@ def test_key_going_hot_runs_a_warm_up_partition(circuit: SyntheticCircuit, pk: P
 
     cfg = EngineConfig(devices=["cpu"], backend="cpu", warm_up=warm_up)
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = EvaluatingFakeDevice()
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(cfg, phases=ProverPhases()).start()
+    eng = _engine_on(EvaluatingFakeDevice(), cfg)
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
@@ -420,13 +420,7 @@ def test_failed_warm_up_leaves_the_key_hot(circuit: SyntheticCircuit, pk: Provin
                 raise RuntimeError("device fault")
             return super().g1_msm(curve, points, scalars)
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = Flaky()
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu"), phases=ProverPhases()).start()
+    eng = _engine_on(Flaky(), EngineConfig(devices=["cpu"], backend="cpu"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
@@ -484,14 +478,8 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
     capacity = big if refuse_upload else reserve + fits + 1
     refuse = (id(pk.h_g1),) if refuse_upload else ()
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = SmallDevice(capacity, refuse)
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
-              phases=ProverPhases()).start()
+    eng = _engine_on(SmallDevice(capacity, refuse),
+                     EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
@@ -530,14 +518,8 @@ def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
     and w uploaded, no device evaluation); proofs verify."""
     kr = prover.key_r1cs(pk.r1cs)
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = SmallEvaluatingDevice(1 << 40, (id(kr.c.indices),))
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
-              phases=ProverPhases()).start()
+    eng = _engine_on(SmallEvaluatingDevice(1 << 40, (id(kr.c.indices),)),
+                     EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
     try:
         assert eng.engine_status()["evaluate_on"] == "device"
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
