@@ -543,3 +543,36 @@ def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
         assert len([1 for _, keep in fake.uploads if not keep]) - before == 4 * n
     finally:
         eng.stop()
+
+
+def test_demoting_the_last_key_of_a_shape_frees_its_buffers(circuit: SyntheticCircuit,
+                                                            pk: ProvingKey) -> None:
+    """The partition buffer sets reserved as a key went HOT are freed (and the device's
+    cached pinned blocks released) when it is demoted and no other HOT key uses that shape;
+    going HOT again reserves them again. A second key of the same shape keeps them."""
+    import dataclasses
+
+    class Releasing(EvaluatingFakeDevice):
+        released = 0
+
+        def release_pinned_memory(self) -> None:
+            Releasing.released += 1
+
+    twin = dataclasses.replace(pk, **{  # another key of the same shape, its own points
+        f: np.array(getattr(pk, f), copy=True) for f in ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2")})
+    eng = _engine_on(Releasing(), EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        eng.register_circuit("twin", CircuitSpec(key=twin, witness_fn=circuit.witness_fn()))
+        shape = ("witness", pk.n_vars)
+        bound = eng.host_buffers.bound
+        assert eng.preload(CID) == KeyTier.HOT and eng.preload("twin") == KeyTier.HOT
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
+        assert eng.evict("twin", KeyTier.WARM)  # the other key still uses the shape
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == bound and Releasing.released == 0
+        assert eng.evict(CID, KeyTier.WARM)
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == 0 and Releasing.released == 1
+        assert eng.preload(CID) == KeyTier.HOT
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
+    finally:
+        eng.stop()

@@ -799,6 +799,12 @@ class CudaBackend(FrKernels):
         """Return the memory pool's cached free blocks to the device."""
         cp.get_default_memory_pool().free_all_blocks()
 
+    @staticmethod
+    def release_pinned_memory() -> None:
+        """Return the pinned pool's cached free blocks (alloc_host arrays no longer used) to
+        the host."""
+        cp.get_default_pinned_memory_pool().free_all_blocks()
+
     def drop_msm_tables(self) -> None:
         """Free every precomputed window table."""
         self._tables.clear()

@@ -137,11 +137,14 @@ class HostBufferPool:
         with self._cv:
             self._cv.notify_all()
 
-    def trim(self) -> int:
-        """Free every idle set (e.g. after a circuit's key is evicted); returns how many."""
+    def trim(self, key: Hashable | None = None) -> int:
+        """Free every idle set, or those of one shape (its last HOT key was demoted);
+        returns how many."""
         with self._cv:
             n = 0
-            for sh in self._shapes.values():
+            for k, sh in self._shapes.items():
+                if key is not None and k != key:
+                    continue
                 n += len(sh.free)
                 sh.allocated -= len(sh.free)
                 sh.free.clear()

@@ -40,6 +40,7 @@ bound × (3·domain_size + n_vars) × 32 bytes per registered shape (`host_buffe
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import inspect
 import itertools
@@ -182,6 +183,10 @@ class Engine:
         self._evaluate_on_device = False  # a, b, c computed by GPU workers (evaluate_on)
         # id(key) -> weak ref: HOT keys whose matrices did not fit a device (evaluated on the host)
         self._host_evaluated: dict[int, Any] = {}
+        # partition buffer shape -> ids of the HOT keys its reserved sets serve; a lock of its
+        # own (a leaf): a demoted key's handle reports here from inside the SRS manager's lock
+        self._shape_keys: dict[Any, set[int]] = {}
+        self._shape_lock = threading.Lock()
         self._started = False
         self._stopping = False
         self._accepting = False
@@ -328,7 +333,10 @@ class Engine:
                 _synchronize(d)
             handles.append(handle)
         if handles:
-            self._reserve_buffers(pk)
+            shape = self._reserve_buffers(pk)
+            if shape is not None:
+                for h in handles:
+                    h.on_drop = functools.partial(self._key_dropped, shape, id(pk))
         if self.config.warm_up:
             for d, be in self._backends.items():
                 if _on_device(be):
@@ -877,22 +885,44 @@ class Engine:
         key, make = self._buffer_shape(pk)  # type: ignore[misc]
         return self.host_buffers.acquire(key, make, abort=lambda: job.finished or self._stopping)
 
-    def _reserve_buffers(self, pk: Any) -> None:
+    def _reserve_buffers(self, pk: Any) -> Any:
         """Every buffer set this key's partitions can hold at once, allocated as it goes HOT
-        (pinned pages: allocating them mid-proof stalled kernel regions for seconds)."""
+        (pinned pages: allocating them mid-proof stalled kernel regions for seconds); returns
+        the pool's shape key (None: synthesis writes no given buffers)."""
         shape = self._buffer_shape(pk)
         if shape is None:
-            return
+            return None
+        with self._shape_lock:
+            self._shape_keys.setdefault(shape[0], set()).add(id(pk))
         t0 = time.monotonic()
         try:
             made = self.host_buffers.reserve(shape[0], shape[1], self.host_buffers.bound)
         except Exception as exc:  # e.g. page-locked memory refused: proofs allocate lazily
             log.warning("partition buffers for %s not reserved: %s", shape[0], exc)
-            return
+            return shape[0]
         if made:
             st = self.host_buffers.shape_stats(shape[0])
             log.info("partition buffers for %s: %d sets allocated in %.2f s (%d in the pool)",
                      shape[0], made, time.monotonic() - t0, st["allocated"])
+        return shape[0]
+
+    def _key_dropped(self, shape: Any, key_id: int) -> None:
+        """A HOT key left its devices: when no other HOT key uses its buffer shape, the idle
+        sets of that shape are freed, and the device backends' cached pinned blocks."""
+        with self._shape_lock:
+            ids = self._shape_keys.get(shape)
+            if ids is None or key_id not in ids:
+                return  # another device's handle of the same key did this already
+            ids.discard(key_id)
+            if ids:
+                return
+            del self._shape_keys[shape]
+        n = self.host_buffers.trim(shape)
+        for be in self._backends.values():
+            release = getattr(be, "release_pinned_memory", None)
+            if callable(release):
+                release()
+        log.info("partition buffers for %s: %d idle sets freed (no HOT key uses them)", shape, n)
 
     # --- GPU workers -------------------------------------------------------------------------
 
@@ -1093,6 +1123,7 @@ class _DeviceKey:
         self._table_refs: list[Any] = []
         self.table_bytes: dict[str, int] = {}  # query name -> table bytes on this device
         self.host_bytes: dict[str, int] = {}  # query name -> pinned bytes (streamed, not resident)
+        self.on_drop: Callable[[], None] | None = None  # the engine's: free the key's buffers
 
     @property
     def backend(self) -> Any:
@@ -1125,6 +1156,11 @@ class _DeviceKey:
         self._pop("_masks", self._refs)
         self._pop("_on_host", self._refs)
         self._pop("_tables", self._table_refs)
+        if self.on_drop is not None:
+            try:
+                self.on_drop()
+            except Exception:  # never from a finalizer
+                log.exception("freeing a demoted key's partition buffers failed")
 
 
 class _Strong:
