@@ -306,7 +306,9 @@ class Engine:
 
     def _prepare_key(self, pk: Any) -> Any:
         """SRS HOT hook: every device backend keeps the key's point arrays resident (those
-        that do not fit in pinned host memory, streamed by each MSM)."""
+        that do not fit stay in pinned host memory, streamed by each MSM), its matrices
+        (evaluate_on device) and its MSM tables; then the partition buffers are reserved
+        and one warm-up partition runs."""
         handles = []
         for d, be in self._backends.items():
             if not _on_device(be):
