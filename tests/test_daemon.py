@@ -65,6 +65,7 @@ def test_client_flow(daemon: DaemonProc, rng: random.Random) -> None:
     # CPU device: no window tables, reported as zero bytes in status and metrics
     assert {k["circuit_id"]: k["device_table_bytes"] for k in st["engine"]["keys"]}["tiny"] == 0
     assert 'cuzk_srs_device_table_bytes{circuit="tiny"} 0.0' in text
+    assert 'cuzk_srs_streamed_bytes{circuit="tiny"} 0.0' in text
 
     with urllib.request.urlopen(f"http://{daemon.http}/status", timeout=10) as r:
         body = json.loads(r.read())

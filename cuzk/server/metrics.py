@@ -53,6 +53,12 @@ class _Live(Collector):
         for k in es.get("keys", []):
             tables.add_metric([k["circuit_id"]], k.get("device_table_bytes", 0))
         yield tables
+        streamed = GaugeMetricFamily("cuzk_srs_streamed_bytes", "Pinned host bytes of key "
+                                     "queries streamed to the device by each MSM, by circuit",
+                                     labels=["circuit"])
+        for k in es.get("keys", []):
+            streamed.add_metric([k["circuit_id"]], k.get("streamed_bytes", 0))
+        yield streamed
         lock = CounterMetricFamily("cuzk_device_kernel_seconds", "Time the device lock was held",
                                    labels=["device"])
         for dev, s in es.get("locks", {}).items():
