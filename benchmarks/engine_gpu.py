@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import platform
 import resource
@@ -82,19 +83,69 @@ def make_key(log2: int, backend: Any, cache_dir: str = "") -> tuple[Any, Any, fl
     return circ, pk, time.time() - t0
 
 
-def pretend_device(gib: float) -> dict[str, float]:
-    """Free device memory as the engine and the backend see it, less what a GPU of `gib` GiB
-    would not have: placement decisions (points kept on the host, tables) follow the smaller
-    card while allocations still come from the real one."""
+def occupy_device(gib: float) -> dict[str, float]:
+    """Make the GPU a card of `gib` GiB for the rest of the process: the memory pool's cached
+    blocks go back and one raw allocation outside the pool takes the difference. Placement
+    (points kept on the host, tables) and every allocation then meet the smaller card's
+    limits for real, out-of-memory errors included."""
+    import gc
+
     import cupy as cp
 
-    from cuzk.backends import cuda
+    gc.collect()
+    cp.get_default_memory_pool().free_all_blocks()
+    free, total = (int(x) for x in cp.cuda.runtime.memGetInfo())
+    hold = max(0, min(total - int(gib * 2**30), free - (256 << 20)))
+    if hold:
+        _OCCUPIED.append(cp.cuda.runtime.malloc(hold))
+    return {"gib": gib, "held_gib": round(hold / 2**30, 2),
+            "free_gib": round(cp.cuda.runtime.memGetInfo()[0] / 2**30, 2)}
 
-    total = int(cp.cuda.runtime.memGetInfo()[1])
-    hide = max(0, total - int(gib * 2**30))
-    real = cuda._free_device_bytes
-    cuda._free_device_bytes = lambda: max(0, real() - hide)  # type: ignore[assignment]
-    return {"gib": gib, "hidden_gib": round(hide / 2**30, 2)}
+
+_OCCUPIED: list[int] = []  # raw allocations held until the process exits
+
+
+class DeviceWatch(logging.Handler):
+    """During a run: the least free device memory seen (sampled every 20 ms; free blocks of
+    CuPy's pool count as free), and the engine's warnings about device memory (a concurrent
+    MSM rerun alone, a failed warm-up, queries streamed, matrices left on the host)."""
+
+    def __init__(self, on: bool) -> None:
+        super().__init__(logging.WARNING)
+        self.on, self.min_free, self.warnings = on, None, []  # type: ignore[var-annotated]
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.warnings.append(record.getMessage()[:200])
+
+    def _sample(self) -> None:
+        import cupy as cp
+
+        from cuzk.backends.cuda import _free_device_bytes
+
+        while not self._stop.wait(0.02):
+            with cp.cuda.Device(0):
+                f = _free_device_bytes()
+            self.min_free = f if self.min_free is None else min(self.min_free, f)
+
+    def __enter__(self) -> DeviceWatch:
+        logging.getLogger("cuzk").addHandler(self)
+        if self.on:
+            self._thread = threading.Thread(target=self._sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        logging.getLogger("cuzk").removeHandler(self)
+
+    def report(self) -> dict[str, Any]:
+        mem = [w for w in self.warnings if "memory" in w or "warm-up" in w]
+        return {"min_free_gib": None if self.min_free is None else round(self.min_free / 2**30, 2),
+                "memory_warnings": len(mem), "memory_warning_samples": sorted(set(mem))[:4]}
 
 
 def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
@@ -109,6 +160,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         max_gpu_queue_depth=args.queue_depth, g2_on_cpu=g2_on_cpu,
         synthesis_threads=args.synthesis_threads, evaluate_on=evaluate_on,
     )
+    watch = DeviceWatch(args.backend == "cuda").__enter__()
     eng = Engine(cfg).start()
     try:
         eng.register_circuit("synthetic", CircuitSpec(key=pk, witness_fn=circ.witness_fn()))
@@ -155,6 +207,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         status = eng.engine_status()
     finally:
         eng.stop(drain=False, timeout=60)
+        watch.__exit__()
 
     ok = [r for r in results if r.state == JobState.COMPLETED]
     idset = set(ids)
@@ -210,6 +263,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         "host_buffers": {k: status["host_buffers"][k]
                          for k in ("allocations", "max_in_use", "bytes")},
         "errors": sorted({r.error for r in results if r.error})[:3],
+        "device_memory": watch.report(),
     }
     return row, [e.line() for e in events], (rep, ok)
 
@@ -318,8 +372,9 @@ def main() -> None:
     ap.add_argument("--setup-backend", default="cpu", help="backend of the development setup")
     ap.add_argument("--key-cache", default="", help="directory to keep the development key in")
     ap.add_argument("--device-gib", type=float, default=0.0,
-                    help="let the engine see a GPU of this many GiB (where a key's points and "
-                         "tables go: queries that do not fit are streamed); 0: the real size")
+                    help="make the GPU a card of this many GiB after the key's setup (memory "
+                         "held outside the pool: queries that do not fit are streamed, and "
+                         "allocations fail where that card's would); 0: the real size")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
     args.device_list = ([f"cuda:{i}" for i in range(args.devices)] if args.backend == "cuda"
@@ -333,10 +388,12 @@ def main() -> None:
     doc["machine"] = machine(args.backend)
     from cuzk.backends import get_backend
 
-    if args.device_gib and args.backend == "cuda":
-        doc["device_gib"] = pretend_device(args.device_gib)
     setup_be = get_backend(args.setup_backend)
     circ, pk, setup_s = make_key(args.log, setup_be, args.key_cache)
+    del setup_be  # its device caches go with it (occupy_device frees the pool's blocks)
+    if args.device_gib and args.backend == "cuda":
+        doc["device_gib"] = occupy_device(args.device_gib)
+        print(f"device: {doc['device_gib']}", flush=True)
     doc["circuit"] = circ.describe() | {"setup_s": round(setup_s, 1),
                                         "setup_backend": args.setup_backend,
                                         "key_bytes": pk.nbytes()}
@@ -370,7 +427,8 @@ def main() -> None:
         save()
         print(f"{tag}: s/job {row['s_per_job']} steady {row['steady_s_per_job']} "
               f"kernel/job {row['kernel_s_per_job']} busy {row['gpu_busy']:.1%} "
-              f"verify {row.get('verify')} ({row['run_s']} s)", flush=True)
+              f"verify {row.get('verify')} ({row['run_s']} s) memory {row['device_memory']}",
+              flush=True)
         score = row["steady_s_per_job"] or row["s_per_job"]  # the waterfall shows the fastest
         if best is None or score < best[0]:
             best = (score, rep, tag)

@@ -466,13 +466,13 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
                                                      rng: random.Random,
                                                      caplog: pytest.LogCaptureFixture,
                                                      refuse_upload: bool) -> None:
-    """A device with room for A and B₁ beside what proofs need (320 B per constraint): L, H
+    """A device with room for A and B₁ beside what a proof needs (its region and inputs): L, H
     and B₂ stay in pinned host memory (keep_on_host), reported in status and the log; proofs
     verify; demotion forgets them. An upload that runs out of memory although the free-memory
     check passed (here H's) also leaves that query on the host."""
-    from cuzk.engine.engine import MIN_REGION_BYTES_PER_CONSTRAINT
+    from cuzk.engine.engine import proof_reserve_bytes
 
-    reserve = MIN_REGION_BYTES_PER_CONSTRAINT * pk.domain_size
+    reserve = proof_reserve_bytes(pk, 1)
     fits = pk.a_g1.nbytes + pk.b_g1.nbytes
     big = reserve + fits + (pk.l_g1.nbytes + pk.h_g1.nbytes + pk.b_g2.nbytes) * 2
     capacity = big if refuse_upload else reserve + fits + 1
@@ -574,5 +574,145 @@ def test_demoting_the_last_key_of_a_shape_frees_its_buffers(circuit: SyntheticCi
         assert eng.host_buffers.shape_stats(shape)["allocated"] == 0 and Releasing.released == 1
         assert eng.preload(CID) == KeyTier.HOT
         assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
+    finally:
+        eng.stop()
+
+
+class TightDevice(SmallDevice):
+    """A SmallDevice that notes, for each partition upload (not the key's), whether a worker
+    held the device lock; the first `fail_unlocked` of those made without the lock run out of
+    memory (another worker's region holds it)."""
+
+    def __init__(self, capacity: int, fail_unlocked: int = 0) -> None:
+        super().__init__(capacity)
+        self.engine: Engine | None = None
+        self.locked_uploads: list[bool] = []
+        self.fail_unlocked = fail_unlocked
+
+    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
+        if not keep and self.engine is not None:
+            held = self.engine.device_locks["cpu"].holder is not None
+            with self.lock:
+                self.locked_uploads.append(held)
+                fail = not held and self.fail_unlocked > 0
+                self.fail_unlocked -= fail
+            if fail:
+                raise MemoryError("out of device memory")
+        return super().to_device(arr, keep)
+
+
+def _prove_job(eng: Engine, pk: ProvingKey, rng: random.Random, n: int) -> Any:
+    req = JobRequest(f"t-{rng.randrange(1 << 30)}", CID,
+                     [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(n)])
+    res = eng.await_job(eng.submit(req), timeout=300)
+    assert res.state == JobState.COMPLETED, res.error
+    for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+        assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+    return res
+
+
+@pytest.mark.parametrize("room_for_two", (True, False))
+def test_uploads_hold_the_lock_when_two_partitions_do_not_fit(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture, room_for_two: bool) -> None:
+    """Two GPU workers each upload their next partition ahead of the device lock, so the
+    device must hold a region and two partitions' inputs beside the key. With less room, the
+    key's uploads are made holding the lock (one partition's inputs at a time), said in the
+    log; proofs verify either way."""
+    from cuzk.engine.engine import proof_reserve_bytes
+
+    points = sum(getattr(pk, f).nbytes for f in ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2"))
+    capacity = points + proof_reserve_bytes(pk, 2 if room_for_two else 1)
+    fake = TightDevice(capacity)
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        gpu_workers_per_device=2, evaluate_on="host"))
+    fake.engine = eng
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        assert fake._on_host == {}  # every query resident either way
+        in_turn = "uploads hold the device lock" in caplog.text
+        assert in_turn is not room_for_two
+        assert eng._device_key(CID, fake).uploads_in_turn is in_turn
+        _prove_job(eng, pk, rng, 4)
+        assert len(fake.locked_uploads) == 4 * 4  # a, b, c and w per partition
+        if in_turn:
+            assert all(fake.locked_uploads)
+    finally:
+        eng.stop()
+
+
+def test_an_upload_out_of_memory_retries_holding_the_lock(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A partition's upload that runs out of device memory beside another worker's region,
+    with no MSM tables to free, is retried holding the device lock, and the key's later
+    uploads hold it too; the job completes and its proofs verify."""
+    fake = TightDevice(1 << 40, fail_unlocked=1)
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        gpu_workers_per_device=2, evaluate_on="host"))
+    fake.engine = eng
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        assert not eng._device_key(CID, fake).uploads_in_turn
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            _prove_job(eng, pk, rng, 4)
+        assert "uploads hold the device lock from now on" in caplog.text
+        assert eng._device_key(CID, fake).uploads_in_turn
+        assert fake.locked_uploads.count(False) == 1  # the failed one; all retries held it
+        assert eng.device_locks["cpu"].holder is None
+    finally:
+        eng.stop()
+
+
+def test_a_region_out_of_memory_reruns_with_its_msms_in_turn(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A kernel region that runs out of device memory with its MSMs at once and no MSM
+    tables to free runs again with them one at a time, and so do the key's later regions
+    (status: msms_in_turn); the backend's setting is restored, the rerun is counted in the
+    timeline and the proofs verify. Out of memory in turn too, the partition fails."""
+
+    class Crowded(ConcurrentFakeDevice):
+        concurrent = True
+        in_turn_fails = False
+
+        def run_concurrently(self, tasks: list[Any]) -> list[Any]:
+            if not self.concurrent:
+                return [t() for t in tasks]
+            raise MemoryError("out of device memory")
+
+        @staticmethod
+        def is_out_of_memory(exc: BaseException) -> bool:
+            return isinstance(exc, MemoryError)
+
+        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+            if self.in_turn_fails:
+                raise MemoryError("out of device memory")
+            return super().g1_msm(curve, points, scalars)
+
+    fake = Crowded()
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            res = _prove_job(eng, pk, rng, 2)
+        assert "rerunning the kernel region with its MSMs in turn" in caplog.text
+        assert "regions run them in turn from now on" in caplog.text
+        assert fake.concurrent is True
+        ends = [e for e in eng.timeline.events()
+                if e.job_id == res.job_id and e.event == "GPU_END"]
+        # the first region reran; the key's next one ran its MSMs in turn from the start
+        assert [str(e.detail.get("oom_retries", 0)) for e in ends] == ["1", "0"]
+        st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
+        assert st["msms_in_turn"] and not st["uploads_in_turn"]
+        fake.in_turn_fails = True
+        req = JobRequest(f"x-{rng.randrange(1 << 30)}", CID, [PartitionInput(inputs={"seed": 1})])
+        bad = eng.await_job(eng.submit(req), timeout=300)
+        assert bad.state == JobState.FAILED and "out of device memory" in bad.error
+        assert fake.concurrent is True
     finally:
         eng.stop()

@@ -500,6 +500,7 @@ class CudaBackend(FrKernels):
         # id(points) -> (weak ref, pinned host copy): base arrays that stay on the host
         # (keep_on_host); their MSMs stream them in chunks of msm_stream_rows bases
         self._on_host: dict[int, tuple[Any, np.ndarray]] = {}
+        self.oom_reruns = 0  # run_concurrently's tasks rerun alone for want of device memory
         self.msm_stream_rows = int(os.environ.get("CUZK_MSM_STREAM_ROWS", str(_STREAM_ROWS)))
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
         # (accumulator in registers), "outline" called out of line. Env CUZK_MSM_SUM.
@@ -624,6 +625,7 @@ class CudaBackend(FrKernels):
                 # Concurrent tasks hold their temporaries at the same time; alone, on the
                 # caller's stream, this one may fit (a full device still proves, in turn).
                 log.warning("concurrent task out of device memory; rerunning it alone: %s", err)
+                self.oom_reruns += 1
                 cp.get_default_memory_pool().free_all_blocks()
                 results.append(task())
                 continue

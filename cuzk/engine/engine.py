@@ -50,7 +50,7 @@ import time
 import traceback
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,13 +326,14 @@ class Engine:
                                                 if r() is not None}
                         self._host_evaluated[id(pk)] = _ref(pk)
                         kept = []
-                reserve = MIN_REGION_BYTES_PER_CONSTRAINT * int(getattr(pk, "domain_size", 0) or 0)
+                reserve = proof_reserve_bytes(pk, 1)
                 on_host = self._keep_points(d, be, fields, arrays, reserve)
                 self._note_infinity(d, be, fields, arrays)
                 handle = _DeviceKey(be, arrays + kept)
                 handle.host_bytes = on_host
                 self._build_msm_tables(d, be, pk, handle)
                 _synchronize(d)
+                handle.uploads_in_turn = self._uploads_in_turn(d, be, pk)
             handles.append(handle)
         if handles:
             shape = self._reserve_buffers(pk)
@@ -377,7 +378,14 @@ class Engine:
                     d = int(pk.domain_size)
                     syn = prover.upload(prover.Synthesized(a=rand(d), b=rand(d), c=rand(d),
                                                            witness=w), be)
-                prover.kernels(pk, syn, be, g2=not self.config.g2_on_cpu)
+                try:
+                    prover.kernels(pk, syn, be, g2=not self.config.g2_on_cpu)
+                except Exception as exc:  # as a proof would: its MSMs in turn
+                    if not (_out_of_memory(be, exc) and getattr(be, "concurrent", False)):
+                        raise
+                    _release_cached(be)
+                    with _sequential(be):
+                        prover.kernels(pk, syn, be, g2=not self.config.g2_on_cpu)
                 del syn
                 _synchronize(device)
             log.info("%s: warm-up proof of the key's kernels in %.2f s", device,
@@ -398,7 +406,6 @@ class Engine:
         them in chunks overlapped with its sums). Returns {query: pinned bytes}."""
         free = getattr(be, "device_free_bytes", None)
         keep_host = getattr(be, "keep_on_host", None)
-        oom = getattr(be, "is_out_of_memory", None)
         on_host: dict[str, int] = {}
         for name, arr in zip(fields, arrays, strict=True):
             nbytes = int(getattr(arr, "nbytes", 0))
@@ -407,11 +414,9 @@ class Engine:
                     be.to_device(arr, keep=True)
                     continue
                 except Exception as exc:
-                    if not (callable(keep_host) and callable(oom) and oom(exc)):
+                    if not (callable(keep_host) and _out_of_memory(be, exc)):
                         raise
-                    release = getattr(be, "release_cached_memory", None)
-                    if callable(release):
-                        release()
+                    _release_cached(be)
             on_host[name] = keep_host(arr)
         if on_host:
             log.warning("%s: %s stay in pinned host memory (%.2f GiB), streamed to the device "
@@ -419,6 +424,23 @@ class Engine:
                         device, ", ".join(on_host), sum(on_host.values()) / 2**30,
                         reserve / 2**30)
         return on_host
+
+    def _uploads_in_turn(self, device: str, be: Any, pk: Any) -> bool:
+        """Whether the device, with the key in place, lacks room for a kernel region and the
+        inputs every GPU worker uploads ahead of its turn: then each worker uploads its
+        partition holding the device lock, so one partition's inputs are there at a time."""
+        free = getattr(be, "device_free_bytes", None)
+        workers = int(self.config.gpu_workers_per_device)
+        if not callable(free) or workers < 2:
+            return False
+        need = proof_reserve_bytes(pk, workers)
+        room = int(free())
+        if room >= need:
+            return False
+        log.warning("%s: %.2f GiB free beside the key, %.2f GiB needed for %d GPU workers to "
+                    "upload ahead of their turn: uploads hold the device lock", device,
+                    room / 2**30, need / 2**30, workers)
+        return True
 
     @staticmethod
     def _keep_matrices(device: str, be: Any, pk: Any) -> list[Any] | None:
@@ -432,14 +454,11 @@ class Engine:
         try:
             nbytes = be.keep_r1cs(r1cs)
         except Exception as exc:
-            oom = getattr(be, "is_out_of_memory", None)
-            if not (callable(oom) and oom(exc)):
+            if not _out_of_memory(be, exc):
                 raise
             for x in arrays:  # whatever went up before the failure
                 getattr(be, "_resident", {}).pop(id(x), None)
-            release = getattr(be, "release_cached_memory", None)
-            if callable(release):
-                release()
+            _release_cached(be)
             log.warning("%s: the key's constraint matrices do not fit on the device; its "
                         "partitions evaluate their constraints on the host", device)
             return None
@@ -963,30 +982,25 @@ class Engine:
         pk = job.pk
         dev_syn = item.syn
         upload = getattr(ph, "upload", None)
-        if upload is not None and _on_device(backend):
-            stream = w.stream if w.stream is not None else contextlib.nullcontext()
-            while True:
-                try:
-                    with self._span("upload", w, job, idx), _device_scope(w.device), stream:
-                        dev_syn = upload(pk, item.syn, backend)
-                        if w.stream is not None:
-                            w.stream.synchronize()
-                    break
-                except Exception as exc:
-                    # With evaluate_on device this allocates a, b, c beside another worker's
-                    # kernel region: out of device memory, MSM tables make room as there.
-                    if not self._make_device_room(w, job, idx, backend, exc, "the upload"):
-                        raise
-        kstream = self._kernel_stream(w.device) if w.stream is not None else None
-        # Kernel region: the only code under the device lock.
-        t_acq = lock.acquire(w.name)
-        self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx, worker=w.name,
-                           device=w.device)
+        t_acq: float | None = None
         retries = 0  # kernel-region reruns after running out of device memory
         try:
+            if upload is not None and _on_device(backend):
+                dev_syn, t_acq = self._upload(w, job, idx, item, backend, lock, upload)
+            kstream = self._kernel_stream(w.device) if w.stream is not None else None
+            # Kernel region: the only code under the device lock (with the upload when the
+            # key's uploads go in turn).
+            if t_acq is None:
+                t_acq = lock.acquire(w.name)
+            self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx,
+                               worker=w.name, device=w.device)
+            key = self._device_key(job.request.circuit_id, backend)
+            in_turn = key is not None and key.msms_in_turn
+            reruns = getattr(backend, "oom_reruns", 0)
             while True:
                 try:
-                    with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()):
+                    with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()), \
+                            (_sequential(backend) if in_turn else contextlib.nullcontext()):
                         outputs = ph.kernels(pk, dev_syn, backend, not cfg.g2_on_cpu)
                         if kstream is not None:
                             kstream.synchronize()
@@ -994,17 +1008,35 @@ class Engine:
                 except Exception as exc:
                     # The region allocates its working buffers as it goes; out of device memory,
                     # MSM tables (which only speed proofs up) make room and the region runs
-                    # again. It writes nothing it reads, so a rerun proves the same.
-                    if not self._make_device_room(w, job, idx, backend, exc, "the kernel region"):
+                    # again, else it runs again with its MSMs one at a time. It writes nothing
+                    # it reads, so a rerun proves the same.
+                    if self._make_device_room(w, job, idx, backend, exc, "the kernel region"):
+                        retries += 1
+                        continue
+                    if in_turn or not _out_of_memory(backend, exc) or \
+                            not getattr(backend, "concurrent", False):
                         raise
+                    in_turn = True
                     retries += 1
+                    _release_cached(backend)
+                    log.warning("%s: job %s partition %d: %s; rerunning the kernel region with "
+                                "its MSMs in turn", w.device, job.job_id, idx, exc)
+            if key is not None and not key.msms_in_turn and \
+                    (in_turn or getattr(backend, "oom_reruns", 0) > reruns):
+                # Its MSMs did not fit at once (some reran alone): failed attempts cost more
+                # than running them in turn, which this key's later regions do.
+                key.msms_in_turn = True
+                log.warning("%s: job %s partition %d: the kernel region's MSMs ran out of device "
+                            "memory side by side; this key's regions run them in turn from now on",
+                            w.device, job.job_id, idx)
         finally:
-            t_rel = lock.release(w.name, t_acq)
-            extra = {"oom_retries": retries} if retries else {}
-            self.timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx,
-                               worker=w.name, device=w.device, ms=t_rel - t_acq, **extra)
-            self.timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))
-            job.add_time("gpu_ms", t_rel - t_acq, self._lock)
+            if t_acq is not None:
+                t_rel = lock.release(w.name, t_acq)
+                extra = {"oom_retries": retries} if retries else {}
+                self.timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx,
+                                   worker=w.name, device=w.device, ms=t_rel - t_acq, **extra)
+                self.timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))
+                job.add_time("gpu_ms", t_rel - t_acq, self._lock)
         del dev_syn
         if job.finished:
             return
@@ -1039,31 +1071,81 @@ class Engine:
         if complete:
             self._finish(job, JobState.COMPLETED, None)
 
+    def _upload(self, w: _Worker, job: _Job, idx: int, item: _GpuItem, backend: Any,
+                lock: DeviceLock, upload: Callable[..., Any]) -> tuple[Any, float | None]:
+        """The partition's inputs on the device (its witness, and a, b, c evaluated there with
+        evaluate_on device), on the worker's stream: ahead of the device lock while there is
+        room, else holding it. Returns them and when the lock was acquired (None: not held).
+
+        Out of device memory beside another worker's region, MSM tables make room first;
+        without any, the key's uploads go in turn from then on and this one is retried
+        holding the lock. Out of memory even then, inputs other workers uploaded ahead of
+        their turn hold it: the lock is let go for them and taken again."""
+        key = self._device_key(job.request.circuit_id, backend)
+        t_acq = lock.acquire(w.name) if key is not None and key.uploads_in_turn else None
+        stream = w.stream if w.stream is not None else contextlib.nullcontext()
+        attempts = 0
+        try:
+            while True:
+                try:
+                    with self._span("upload", w, job, idx), _device_scope(w.device), stream:
+                        dev_syn = upload(job.pk, item.syn, backend)
+                        if w.stream is not None:
+                            w.stream.synchronize()
+                    return dev_syn, t_acq
+                except Exception as exc:
+                    if self._make_device_room(w, job, idx, backend, exc, "the upload"):
+                        continue
+                    if not _out_of_memory(backend, exc) or attempts > 2 * self.config.gpu_workers_per_device:
+                        raise
+                    attempts += 1
+                    _release_cached(backend)
+                    if key is not None and not key.uploads_in_turn:
+                        key.uploads_in_turn = True
+                        log.warning("%s: job %s partition %d: the upload ran out of device "
+                                    "memory (%s); this key's uploads hold the device lock from "
+                                    "now on", w.device, job.job_id, idx, exc)
+                    if t_acq is not None:
+                        lock.release(w.name, t_acq)
+                        t_acq = None
+                        time.sleep(0.05)  # a worker whose inputs are up takes the lock first
+                    t_acq = lock.acquire(w.name)
+        except BaseException:
+            if t_acq is not None:
+                lock.release(w.name, t_acq)
+            raise
+
+    def _device_key(self, circuit_id: str, backend: Any) -> _DeviceKey | None:
+        """The HOT key's handle on the device of `backend` (None: not HOT there)."""
+        try:
+            handles = self.srs.device_handle(circuit_id)
+        except KeyError:
+            return None
+        for h in handles if isinstance(handles, list) else [handles]:
+            if isinstance(h, _DeviceKey) and h.backend is backend:
+                return h
+        return None
+
     def _make_device_room(self, w: _Worker, job: _Job, idx: int, backend: Any,
                           exc: BaseException, where: str) -> bool:
         """After `exc` in `where` (a kernel region, an upload): True when it was the device
         running out of memory and MSM tables were freed for a rerun (an idle HOT key's first,
         least recently used, then this proof's own key's); False when it was something else
         or nothing is left to free."""
-        oom = getattr(backend, "is_out_of_memory", None)
-        if not callable(oom) or not oom(exc):
+        if not _out_of_memory(backend, exc):
             return False
         freed = self._drop_idle_tables(w.device, backend, f"{where} out of device memory")
         if not freed:
-            handles = self.srs.device_handle(job.request.circuit_id)
-            for h in handles if isinstance(handles, list) else [handles]:
-                if isinstance(h, _DeviceKey) and h.backend is backend and h.table_bytes:
-                    gib = h.drop_tables() / 2**30
-                    log.warning("%s: out of device memory in %s of job %s partition %d; "
-                                "freed this key's MSM tables (%.2f GiB), its later proofs run "
-                                "without them", w.device, where, job.job_id, idx, gib)
-                    freed = True
-                    break
+            h = self._device_key(job.request.circuit_id, backend)
+            if h is not None and h.table_bytes:
+                gib = h.drop_tables() / 2**30
+                log.warning("%s: out of device memory in %s of job %s partition %d; "
+                            "freed this key's MSM tables (%.2f GiB), its later proofs run "
+                            "without them", w.device, where, job.job_id, idx, gib)
+                freed = True
         if not freed:
             return False
-        release = getattr(backend, "release_cached_memory", None)
-        if callable(release):
-            release()
+        _release_cached(backend)
         log.warning("%s: job %s partition %d: %s; rerunning %s", w.device, job.job_id, idx,
                     exc, where)
         return True
@@ -1087,11 +1169,27 @@ class Engine:
 # constraint), 52.9 GiB at 2^26 (847 B); mostly-binary witnesses and MSMs in turn need less
 # (NOTES, GPU round 7). 1 KiB keeps a margin for the memory pool's fragmentation.
 REGION_BYTES_PER_CONSTRAINT = 1024
-# The least a proof can run in, its MSMs one at a time (run_concurrently reruns a task alone
-# when the device is full): the uploads (~134 B per constraint) and one MSM's sort and
-# buckets. An estimate, not a measurement; a key's points stay resident while this much is
-# left, so a 2^27 key (~86 GB of points) still fits an H200 whole.
+# The least a kernel region can run in beside its partition's inputs, its MSMs one at a time
+# (run_concurrently reruns a task alone when the device is full; a region out of memory is
+# rerun in turn): one MSM's sort and buckets, h's transforms. An estimate: on a 14 GiB card
+# at 2^24 the old budget (320 B with the inputs, a second worker's upload unplanned) failed
+# partitions (NOTES, GPU round 17).
 MIN_REGION_BYTES_PER_CONSTRAINT = 320
+
+
+def input_bytes(pk: Any) -> int:
+    """One partition's inputs on the device: a, b, c and the witness (32 B per value)."""
+    n = int(getattr(pk, "domain_size", 0) or 0)
+    return 32 * (3 * n + int(getattr(pk, "n_vars", 0) or 0))
+
+
+def proof_reserve_bytes(pk: Any, partitions: int) -> int:
+    """Device memory beside a key's resident points for one kernel region and the inputs of
+    `partitions` partitions. Points stay resident while one partition's worth is left (a
+    2^24 key: 7.6 GB); the inputs of other GPU workers' next partitions are planned for only
+    when there is room (else uploads hold the device lock)."""
+    n = int(getattr(pk, "domain_size", 0) or 0)
+    return MIN_REGION_BYTES_PER_CONSTRAINT * n + partitions * input_bytes(pk)
 
 
 def table_reserve_bytes(configured: int, pk: Any) -> int:
@@ -1126,6 +1224,8 @@ class _DeviceKey:
         self.table_bytes: dict[str, int] = {}  # query name -> table bytes on this device
         self.host_bytes: dict[str, int] = {}  # query name -> pinned bytes (streamed, not resident)
         self.on_drop: Callable[[], None] | None = None  # the engine's: free the key's buffers
+        self.uploads_in_turn = False  # partitions upload under the device lock (no room)
+        self.msms_in_turn = False  # kernel regions run their MSMs one at a time (no room)
 
     @property
     def backend(self) -> Any:
@@ -1193,6 +1293,31 @@ def _takes_out(fn: Any) -> bool:
 
 def _on_device(backend: Any) -> bool:
     return callable(getattr(backend, "to_device", None))
+
+
+def _out_of_memory(backend: Any, exc: BaseException) -> bool:
+    """exc is the backend's device running out of memory."""
+    oom = getattr(backend, "is_out_of_memory", None)
+    return callable(oom) and bool(oom(exc))
+
+
+def _release_cached(backend: Any) -> None:
+    """The backend's memory pool gives its cached free blocks back to the device."""
+    release = getattr(backend, "release_cached_memory", None)
+    if callable(release):
+        release()
+
+
+@contextlib.contextmanager
+def _sequential(backend: Any) -> Iterator[None]:
+    """The backend's concurrent MSMs one at a time (a kernel region that ran out of memory
+    with them at once). Only the device lock's holder runs regions, so the switch is its."""
+    old = getattr(backend, "concurrent", False)
+    backend.concurrent = False
+    try:
+        yield
+    finally:
+        backend.concurrent = old
 
 
 def _cuda_index(device: str) -> int | None:

@@ -75,6 +75,12 @@ def _table_bytes(handle: Any, attr: str = "table_bytes") -> int:
     return sum(sum(getattr(h, attr, {}).values()) for h in handles if h is not None)
 
 
+def _any_handle(handle: Any, flag: str) -> bool:
+    """Whether any per-device handle behind a device handle has `flag` set."""
+    handles = handle if isinstance(handle, list) else [handle]
+    return any(bool(getattr(h, flag, False)) for h in handles if h is not None)
+
+
 @dataclass
 class _Entry:
     circuit_id: str
@@ -280,6 +286,8 @@ class SrsManager:
                     "load_ms": round(e.load_ms, 3),
                     "device_table_bytes": _table_bytes(e.device_handle),
                     "streamed_bytes": _table_bytes(e.device_handle, "host_bytes"),
+                    "uploads_in_turn": _any_handle(e.device_handle, "uploads_in_turn"),
+                    "msms_in_turn": _any_handle(e.device_handle, "msms_in_turn"),
                 }
                 for e in self._entries.values()
             ]
