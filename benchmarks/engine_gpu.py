@@ -258,8 +258,9 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         "lock": status["locks"], "buffered_partitions_max": status["buffered_partitions_max"],
         "buffered_partitions_bound": status["buffered_partitions_bound"],
         "gpu_queue_max_depth": status["gpu_queue_max_depth"],
-        "keys": [{k: v for k, v in e.items() if k in ("circuit_id", "tier", "device_table_bytes",
-                                                       "streamed_bytes")} for e in status["keys"]],
+        "keys": [{k: v for k, v in e.items() if k in (
+            "circuit_id", "tier", "device_table_bytes", "streamed_bytes", "uploads_in_turn",
+            "msms_in_turn")} for e in status["keys"]],
         "host_buffers": {k: status["host_buffers"][k]
                          for k in ("allocations", "max_in_use", "bytes")},
         "errors": sorted({r.error for r in results if r.error})[:3],

@@ -716,3 +716,33 @@ def test_a_region_out_of_memory_reruns_with_its_msms_in_turn(
         assert fake.concurrent is True
     finally:
         eng.stop()
+
+
+def test_a_failed_warm_up_logged_does_not_keep_the_key(circuit: SyntheticCircuit,
+                                                        pk: ProvingKey,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """A warm-up that runs out of memory is logged; with the log records kept (as a capture
+    keeps them), demoting the key still forgets its streamed copies: the record holds the
+    error's text, not the exception whose frames hold the key's device handle (found on the
+    H200: the pinned copies outlived the key)."""
+
+    class Boom(SmallDevice):
+        calls = 0
+
+        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+            Boom.calls += 1
+            if Boom.calls == 1:
+                raise MemoryError("out of device memory")
+            return super().g1_msm(curve, points, scalars)
+
+    fake = Boom(1)  # no room: every query kept on the host
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=True))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            assert eng.preload(CID) == KeyTier.HOT
+        assert "warm-up proof failed" in caplog.text and len(fake._on_host) == 5
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake._on_host == {}
+    finally:
+        eng.stop()

@@ -624,7 +624,7 @@ class CudaBackend(FrKernels):
             if isinstance(err, cp.cuda.memory.OutOfMemoryError):
                 # Concurrent tasks hold their temporaries at the same time; alone, on the
                 # caller's stream, this one may fit (a full device still proves, in turn).
-                log.warning("concurrent task out of device memory; rerunning it alone: %s", err)
+                log.warning("concurrent task out of device memory; rerunning it alone: %s", str(err))
                 self.oom_reruns += 1
                 cp.get_default_memory_pool().free_all_blocks()
                 results.append(task())

@@ -391,8 +391,11 @@ class Engine:
             log.info("%s: warm-up proof of the key's kernels in %.2f s", device,
                      time.monotonic() - t0)
         except Exception as exc:
+            # Errors are logged as text: a kept record (a log capture) holding the exception
+            # would hold its frames and the HOT key's device handle with them, so demotion
+            # would not free the key's device and pinned copies.
             log.warning("%s: warm-up proof failed (%s: %s); the key stays HOT", device,
-                        type(exc).__name__, exc)
+                        type(exc).__name__, str(exc))
         finally:
             if lock is not None and t_acq is not None:
                 lock.release("warm-up", t_acq)
@@ -513,7 +516,7 @@ class Engine:
                     nbytes = int(build(pk.curve, arr, reserve=reserve))
             except Exception as exc:  # tables only speed proofs up: the key still goes HOT
                 log.warning("%s: MSM table for %s failed: %s: %s", device, name,
-                            type(exc).__name__, exc)
+                            type(exc).__name__, str(exc))
                 break
             if nbytes <= 0:
                 log.info("%s: no MSM table for %s (would leave less than %.1f GiB free)",
@@ -919,7 +922,7 @@ class Engine:
         try:
             made = self.host_buffers.reserve(shape[0], shape[1], self.host_buffers.bound)
         except Exception as exc:  # e.g. page-locked memory refused: proofs allocate lazily
-            log.warning("partition buffers for %s not reserved: %s", shape[0], exc)
+            log.warning("partition buffers for %s not reserved: %s", shape[0], str(exc))
             return shape[0]
         if made:
             st = self.host_buffers.shape_stats(shape[0])
@@ -1020,7 +1023,7 @@ class Engine:
                     retries += 1
                     _release_cached(backend)
                     log.warning("%s: job %s partition %d: %s; rerunning the kernel region with "
-                                "its MSMs in turn", w.device, job.job_id, idx, exc)
+                                "its MSMs in turn", w.device, job.job_id, idx, str(exc))
             if key is not None and not key.msms_in_turn and \
                     (in_turn or getattr(backend, "oom_reruns", 0) > reruns):
                 # Its MSMs did not fit at once (some reran alone): failed attempts cost more
@@ -1104,7 +1107,7 @@ class Engine:
                         key.uploads_in_turn = True
                         log.warning("%s: job %s partition %d: the upload ran out of device "
                                     "memory (%s); this key's uploads hold the device lock from "
-                                    "now on", w.device, job.job_id, idx, exc)
+                                    "now on", w.device, job.job_id, idx, str(exc))
                     if t_acq is not None:
                         lock.release(w.name, t_acq)
                         t_acq = None
@@ -1147,7 +1150,7 @@ class Engine:
             return False
         _release_cached(backend)
         log.warning("%s: job %s partition %d: %s; rerunning %s", w.device, job.job_id, idx,
-                    exc, where)
+                    str(exc), where)
         return True
 
     def _host_backend(self, backend: Any) -> Any:
