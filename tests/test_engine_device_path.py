@@ -244,6 +244,17 @@ def _engine_on(fake: FakeDevice, cfg: EngineConfig) -> Engine:
     return Eng(cfg, phases=ProverPhases()).start()
 
 
+def _prove_job(eng: Engine, pk: ProvingKey, rng: random.Random, n: int) -> Any:
+    """One job of n partitions on the engine; it completes and every proof verifies."""
+    req = JobRequest(f"t-{rng.randrange(1 << 30)}", CID,
+                     [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(n)])
+    res = eng.await_job(eng.submit(req), timeout=300)
+    assert res.state == JobState.COMPLETED, res.error
+    for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
+        assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+    return res
+
+
 def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: ProvingKey,
                                                rng: random.Random) -> None:
     """prover.evaluate_on_device gives synthesize's a, b, c and witness (a key with C; a
@@ -493,12 +504,7 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
         assert "stay in pinned host memory" in caplog.text and all(n in caplog.text for n in host)
         st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
         assert st["streamed_bytes"] == sum(int(a.nbytes) for a in host.values())
-        req = JobRequest(f"h-{rng.randrange(1 << 30)}", CID,
-                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(2)])
-        res = eng.await_job(eng.submit(req), timeout=300)
-        assert res.state == JobState.COMPLETED, res.error
-        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
-            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        _prove_job(eng, pk, rng, 2)
         assert eng.evict(CID, KeyTier.WARM)
         assert fake._on_host == {} and fake._resident == {}
     finally:
@@ -533,12 +539,7 @@ def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
         assert list(pool["shapes"]) == [f"({pk.domain_size}, {pk.n_vars})"]
         n = 2
         before = len([1 for _, keep in fake.uploads if not keep])
-        req = JobRequest(f"m-{rng.randrange(1 << 30)}", CID,
-                         [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(n)])
-        res = eng.await_job(eng.submit(req), timeout=300)
-        assert res.state == JobState.COMPLETED, res.error
-        for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
-            assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+        _prove_job(eng, pk, rng, n)
         assert fake.evaluations == 0
         assert len([1 for _, keep in fake.uploads if not keep]) - before == 4 * n
     finally:
@@ -599,16 +600,6 @@ class TightDevice(SmallDevice):
             if fail:
                 raise MemoryError("out of device memory")
         return super().to_device(arr, keep)
-
-
-def _prove_job(eng: Engine, pk: ProvingKey, rng: random.Random, n: int) -> Any:
-    req = JobRequest(f"t-{rng.randrange(1 << 30)}", CID,
-                     [PartitionInput(inputs={"seed": rng.randrange(1 << 32)}) for _ in range(n)])
-    res = eng.await_job(eng.submit(req), timeout=300)
-    assert res.state == JobState.COMPLETED, res.error
-    for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
-        assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
-    return res
 
 
 @pytest.mark.parametrize("room_for_two", (True, False))
