@@ -209,6 +209,69 @@ def test_msm_over_bases_kept_on_the_host(gpu, rng, curve):
             gpu._on_host.clear()
 
 
+# Spins for `cycles` clocks, then fills p: work still queued on a stream when a block it uses
+# has already been freed to the pool.
+_SPIN_FILL = r"""
+extern "C" __global__ void spin_fill(unsigned long long* p, unsigned long long n,
+                                     long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < n; i += (unsigned long long)gridDim.x * blockDim.x)
+        p[i] = 0x5a5a5a5a5a5a5a5aULL;
+}
+"""
+
+
+class _SpinningEmpty:
+    """Stands in for the CUDA backend's `cp`: an array of `shape` (a streamed MSM's chunk
+    buffer) comes with a slow kernel queued on the current stream that fills it at its end,
+    as work queued before the MSM still writing a block the pool has handed out again."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.shape = shape
+        self.spin = cp.RawKernel(_SPIN_FILL, "spin_fill")
+        self.filled = 0
+
+    def __getattr__(self, name: str):
+        return getattr(cp, name)
+
+    def empty(self, shape, dtype=cp.uint64):
+        a = cp.empty(shape, dtype=dtype)
+        if (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)) == self.shape:
+            cycles = 100_000_000  # ~50 ms at the H200's 2 GHz
+            self.spin((64,), (256,), (a, np.uint64(a.size), np.int64(cycles)))
+            self.filled += 1
+        return a
+
+
+@pytest.mark.parametrize("curve", CURVES)
+def test_streamed_msm_waits_for_work_queued_before_it(gpu, rng, curve, monkeypatch):
+    """Work queued on the MSM's stream before it (here a slow kernel that fills the chunk
+    buffers at its end) must be done before a chunk's copy, which runs on the copy stream,
+    writes them: else the kernel overwrites the uploaded points and the sum comes out
+    wrong."""
+    cpu = _cpu()
+    if cpu is None:
+        pytest.skip("CPU backend not built")
+    c = get_curve(curve)
+    n, rows = 3000 + rng.randrange(100), 256
+    pts = _gen_points(gpu, c, 1, [rng.randrange(1, c.r) for _ in range(n)])
+    s = fr_from_ints(c, _edge_scalars(rng, c.r, n))
+    want = cpu.g1_msm(c, pts, s)
+    gpu.keep_on_host(pts)
+    gpu.msm_stream_rows = rows
+    fake = _SpinningEmpty((rows, int(pts[0].size)))  # the chunk buffers: rows × words
+    monkeypatch.setattr(cuda, "cp", fake)
+    try:
+        for _ in range(2):
+            assert np.array_equal(gpu.g1_msm(c, pts, s), want)
+        assert fake.filled == 4  # both buffers, both calls
+    finally:
+        gpu.msm_stream_rows = cuda._STREAM_ROWS
+        gpu._on_host.clear()
+
+
 def _select(gpu, variant: str) -> None:
     """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4, "/r0": by
     size (the default)."""

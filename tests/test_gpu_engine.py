@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -84,6 +86,23 @@ def test_engine_proves_on_the_gpu(curve: str) -> None:
         eng.stop()
 
 
+@pytest.fixture
+def fresh_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """CuPy allocations from a new, empty memory pool for the test, as in a fresh process:
+    the session's pool keeps free blocks that earlier tests' arrays split (they cannot go back
+    to the device), and the engine counts and uses them as free device memory."""
+    cp.get_default_memory_pool().free_all_blocks()
+    old = cp.cuda.get_allocator()
+    pool = cp.cuda.MemoryPool()
+    cp.cuda.set_allocator(pool.malloc)
+    monkeypatch.setattr(cp, "get_default_memory_pool", lambda: pool)
+    try:
+        yield pool
+    finally:
+        cp.cuda.set_allocator(old)
+        pool.free_all_blocks()
+
+
 def _occupy(margin: int) -> int:
     """Hold all but about `margin` bytes of the device outside CuPy's pool (the largest
     allocation that succeeds); returns the pointer."""
@@ -102,7 +121,8 @@ def _occupy(margin: int) -> int:
 
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
 def test_engine_on_a_device_with_no_room_for_the_key(curve: str, monkeypatch: pytest.MonkeyPatch,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+                                                     caplog: pytest.LogCaptureFixture,
+                                                     fresh_pool: Any) -> None:
     """The key goes HOT while the device has 48 MiB free: uploading its constraint matrices
     (~50 MB at 2^18) fails with CuPy's out-of-memory error, so its partitions evaluate on the
     host; its query points stay in pinned host memory; uploads will hold the device lock; the
