@@ -260,7 +260,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         "gpu_queue_max_depth": status["gpu_queue_max_depth"],
         "keys": [{k: v for k, v in e.items() if k in (
             "circuit_id", "tier", "device_table_bytes", "streamed_bytes", "uploads_in_turn",
-            "msms_in_turn")} for e in status["keys"]],
+            "msms_in_turn", "msm_width")} for e in status["keys"]],
         "host_buffers": {k: status["host_buffers"][k]
                          for k in ("allocations", "max_in_use", "bytes")},
         "errors": sorted({r.error for r in results if r.error})[:3],

@@ -658,20 +658,25 @@ def test_an_upload_out_of_memory_retries_holding_the_lock(
         eng.stop()
 
 
-def test_a_region_out_of_memory_reruns_with_its_msms_in_turn(
+@pytest.mark.parametrize("two_fit", (True, False))
+def test_a_region_out_of_memory_reruns_with_fewer_msms_at_once(
         circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, two_fit: bool) -> None:
     """A kernel region that runs out of device memory with its MSMs at once and no MSM
-    tables to free runs again with them one at a time, and so do the key's later regions
-    (status: msms_in_turn); the backend's setting is restored, the rerun is counted in the
-    timeline and the proofs verify. Out of memory in turn too, the partition fails."""
+    tables to free runs again with them one at a time; the key's later regions run two at a
+    time, and if that runs out too, one at a time (status: msm_width, msms_in_turn). The
+    backend's settings are restored, the reruns are counted in the timeline and the proofs
+    verify. Out of memory in turn too, the partition fails."""
 
     class Crowded(ConcurrentFakeDevice):
         concurrent = True
+        max_concurrent = 0
         in_turn_fails = False
 
         def run_concurrently(self, tasks: list[Any]) -> list[Any]:
-            if not self.concurrent:
+            width = self.max_concurrent or len(tasks)
+            self.widths.append(width if self.concurrent else 1)
+            if not self.concurrent or (two_fit and width <= 2):
                 return [t() for t in tasks]
             raise MemoryError("out of device memory")
 
@@ -685,26 +690,33 @@ def test_a_region_out_of_memory_reruns_with_its_msms_in_turn(
             return super().g1_msm(curve, points, scalars)
 
     fake = Crowded()
+    fake.widths = []
     eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
         with caplog.at_level("WARNING", logger="cuzk.engine"):
-            res = _prove_job(eng, pk, rng, 2)
+            res = _prove_job(eng, pk, rng, 3)
         assert "rerunning the kernel region with its MSMs in turn" in caplog.text
-        assert "regions run them in turn from now on" in caplog.text
-        assert fake.concurrent is True
+        assert "regions run them 2 at a time from now on" in caplog.text
+        assert ("regions run them in turn from now on" in caplog.text) is not two_fit
+        assert fake.concurrent is True and fake.max_concurrent == 0
         ends = [e for e in eng.timeline.events()
                 if e.job_id == res.job_id and e.event == "GPU_END"]
-        # the first region reran; the key's next one ran its MSMs in turn from the start
-        assert [str(e.detail.get("oom_retries", 0)) for e in ends] == ["1", "0"]
+        # all at once failed and reran in turn; then two at a time (which, failing, reran in
+        # turn too); then what fits from the start
+        retries = ["1", "0", "0"] if two_fit else ["1", "1", "0"]
+        assert [str(e.detail.get("oom_retries", 0)) for e in ends] == retries
+        width = 2 if two_fit else 1
+        assert fake.widths == ([5, 1, 2, 2] if two_fit else [5, 1, 2, 1, 1])
         st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
-        assert st["msms_in_turn"] and not st["uploads_in_turn"]
+        assert st["msm_width"] == width and st["msms_in_turn"] is not two_fit
+        assert not st["uploads_in_turn"]
         fake.in_turn_fails = True
         req = JobRequest(f"x-{rng.randrange(1 << 30)}", CID, [PartitionInput(inputs={"seed": 1})])
         bad = eng.await_job(eng.submit(req), timeout=300)
         assert bad.state == JobState.FAILED and "out of device memory" in bad.error
-        assert fake.concurrent is True
+        assert fake.concurrent is True and fake.max_concurrent == 0
     finally:
         eng.stop()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import queue
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -564,6 +565,9 @@ class CudaBackend(FrKernels):
         # run_concurrently gives each task a stream of its own (False: one after another on
         # the caller's stream). Env CUZK_CONCURRENT=0.
         self.concurrent = os.environ.get("CUZK_CONCURRENT", "1") != "0"
+        # At most this many of run_concurrently's tasks at once (0: all): a device short of
+        # memory for every MSM's buffers at once still overlaps two (env CUZK_MAX_CONCURRENT).
+        self.max_concurrent = int(os.environ.get("CUZK_MAX_CONCURRENT", "0"))
         self._pool: ThreadPoolExecutor | None = None
         self._streams: list[Any] = []
 
@@ -593,30 +597,42 @@ class CudaBackend(FrKernels):
         stream of its own, after the work already queued on the caller's stream (the caller's
         stream then waits for all of them). A partition's MSMs each have latency-bound phases
         (bucket reduction, the final conversion, reading counts back) that the others' kernels
-        fill. Streams are kept (CuPy's memory pool caches blocks per stream). A task that runs
-        out of device memory is run again alone on the caller's stream."""
-        if not self.concurrent or len(tasks) <= 1:
+        fill. With max_concurrent k, at most k run at once, in the tasks' order, on k streams.
+        Streams are kept (CuPy's memory pool caches blocks per stream). A task that runs out
+        of device memory is run again alone on the caller's stream."""
+        width = len(tasks)
+        if 0 < self.max_concurrent < width:
+            width = self.max_concurrent
+        if not self.concurrent or width <= 1:
             return [t() for t in tasks]
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(8, thread_name_prefix="cuzk-stream")
-            while len(self._streams) < len(tasks):
+            while len(self._streams) < width:
                 self._streams.append(cp.cuda.Stream(non_blocking=True))
-            streams = self._streams[: len(tasks)]
+            streams = self._streams[:width]
         caller = cp.cuda.get_current_stream()
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(caller)
         device = cp.cuda.Device().id
+        idle: queue.SimpleQueue[Any] = queue.SimpleQueue()  # streams no task runs on
+        for s in streams:
+            idle.put(s)
 
         def run(task: Callable[[], Any], stream: Any) -> tuple[Any, Any]:
-            with cp.cuda.Device(device), stream:
-                stream.wait_event(ready)
-                out = task()
-                done = cp.cuda.Event(disable_timing=True)
-                done.record(stream)
-            return out, done
+            try:
+                with cp.cuda.Device(device), stream:
+                    stream.wait_event(ready)
+                    out = task()
+                    done = cp.cuda.Event(disable_timing=True)
+                    done.record(stream)
+                return out, done
+            finally:
+                idle.put(stream)
 
-        futures = [self._pool.submit(run, t, s) for t, s in zip(tasks, streams, strict=True)]
+        # A task starts once a stream is idle: the caller takes one before submitting it, so
+        # the tasks start in order (the first, the region's longest chain, first).
+        futures = [self._pool.submit(run, t, idle.get()) for t in tasks]
         wait(futures)  # all finish (or fail) before any error is raised
         results = []
         for task, f in zip(tasks, futures, strict=True):

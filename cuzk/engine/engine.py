@@ -384,7 +384,7 @@ class Engine:
                     if not (_out_of_memory(be, exc) and getattr(be, "concurrent", False)):
                         raise
                     _release_cached(be)
-                    with _sequential(be):
+                    with _msm_width(be, 1):
                         prover.kernels(pk, syn, be, g2=not self.config.g2_on_cpu)
                 del syn
                 _synchronize(device)
@@ -998,12 +998,12 @@ class Engine:
             self.timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx,
                                worker=w.name, device=w.device)
             key = self._device_key(job.request.circuit_id, backend)
-            in_turn = key is not None and key.msms_in_turn
+            width = key.msm_width if key is not None else 0
             reruns = getattr(backend, "oom_reruns", 0)
             while True:
                 try:
                     with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()), \
-                            (_sequential(backend) if in_turn else contextlib.nullcontext()):
+                            _msm_width(backend, width):
                         outputs = ph.kernels(pk, dev_syn, backend, not cfg.g2_on_cpu)
                         if kstream is not None:
                             kstream.synchronize()
@@ -1016,22 +1016,25 @@ class Engine:
                     if self._make_device_room(w, job, idx, backend, exc, "the kernel region"):
                         retries += 1
                         continue
-                    if in_turn or not _out_of_memory(backend, exc) or \
+                    if width == 1 or not _out_of_memory(backend, exc) or \
                             not getattr(backend, "concurrent", False):
                         raise
-                    in_turn = True
+                    width = 1
                     retries += 1
                     _release_cached(backend)
                     log.warning("%s: job %s partition %d: %s; rerunning the kernel region with "
                                 "its MSMs in turn", w.device, job.job_id, idx, str(exc))
-            if key is not None and not key.msms_in_turn and \
-                    (in_turn or getattr(backend, "oom_reruns", 0) > reruns):
-                # Its MSMs did not fit at once (some reran alone): failed attempts cost more
-                # than running them in turn, which this key's later regions do.
-                key.msms_in_turn = True
+            if key is not None and key.msm_width != 1 and \
+                    (width != key.msm_width or getattr(backend, "oom_reruns", 0) > reruns):
+                # Its MSMs did not fit side by side (the region reran, or some MSMs reran
+                # alone): failed attempts cost more than fewer MSMs at once, which this key's
+                # later regions run: two at a time (a streamed query's copies still overlap
+                # another MSM's sums), then one.
+                key.msm_width = _fewer_msms(key.msm_width)
                 log.warning("%s: job %s partition %d: the kernel region's MSMs ran out of device "
-                            "memory side by side; this key's regions run them in turn from now on",
-                            w.device, job.job_id, idx)
+                            "memory side by side; this key's regions run them %s from now on",
+                            w.device, job.job_id, idx,
+                            "in turn" if key.msm_width == 1 else f"{key.msm_width} at a time")
         finally:
             if t_acq is not None:
                 t_rel = lock.release(w.name, t_acq)
@@ -1228,7 +1231,13 @@ class _DeviceKey:
         self.host_bytes: dict[str, int] = {}  # query name -> pinned bytes (streamed, not resident)
         self.on_drop: Callable[[], None] | None = None  # the engine's: free the key's buffers
         self.uploads_in_turn = False  # partitions upload under the device lock (no room)
-        self.msms_in_turn = False  # kernel regions run their MSMs one at a time (no room)
+        # Kernel regions run at most this many MSMs at once (0: all; fewer when they ran out
+        # of device memory side by side).
+        self.msm_width = 0
+
+    @property
+    def msms_in_turn(self) -> bool:
+        return self.msm_width == 1
 
     @property
     def backend(self) -> Any:
@@ -1311,16 +1320,29 @@ def _release_cached(backend: Any) -> None:
         release()
 
 
+def _fewer_msms(width: int) -> int:
+    """The next MSM width for a key whose regions ran out of memory at `width` (0: all)."""
+    return 2 if width == 0 or width > 2 else 1
+
+
 @contextlib.contextmanager
-def _sequential(backend: Any) -> Iterator[None]:
-    """The backend's concurrent MSMs one at a time (a kernel region that ran out of memory
-    with them at once). Only the device lock's holder runs regions, so the switch is its."""
-    old = getattr(backend, "concurrent", False)
-    backend.concurrent = False
+def _msm_width(backend: Any, width: int) -> Iterator[None]:
+    """The backend's concurrent MSMs at most `width` at a time (1: one after another, 0: as
+    the backend has it), for a kernel region that ran out of memory with them at once. Only
+    the device lock's holder runs regions, so the switch is its."""
+    old_concurrent = getattr(backend, "concurrent", False)
+    old_max = getattr(backend, "max_concurrent", 0)
+    if width == 1:
+        backend.concurrent = False
+    elif width > 1:
+        backend.max_concurrent = width
     try:
         yield
     finally:
-        backend.concurrent = old
+        if width == 1:
+            backend.concurrent = old_concurrent
+        elif width > 1:
+            backend.max_concurrent = old_max
 
 
 def _cuda_index(device: str) -> int | None:

@@ -81,6 +81,13 @@ def _any_handle(handle: Any, flag: str) -> bool:
     return any(bool(getattr(h, flag, False)) for h in handles if h is not None)
 
 
+def _narrowest(handle: Any) -> int:
+    """The fewest MSMs a device's kernel regions run at once for this key (0: all)."""
+    handles = handle if isinstance(handle, list) else [handle]
+    widths = [int(getattr(h, "msm_width", 0)) for h in handles if h is not None]
+    return min((x for x in widths if x > 0), default=0)
+
+
 @dataclass
 class _Entry:
     circuit_id: str
@@ -288,6 +295,7 @@ class SrsManager:
                     "streamed_bytes": _table_bytes(e.device_handle, "host_bytes"),
                     "uploads_in_turn": _any_handle(e.device_handle, "uploads_in_turn"),
                     "msms_in_turn": _any_handle(e.device_handle, "msms_in_turn"),
+                    "msm_width": _narrowest(e.device_handle),
                 }
                 for e in self._entries.values()
             ]

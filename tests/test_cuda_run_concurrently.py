@@ -1,0 +1,149 @@
+"""CudaBackend.run_concurrently's scheduling on the host (no GPU needed): a stand-in for CuPy's
+streams and events. With max_concurrent k, at most k tasks run at once, they start in order,
+k streams serve them, and the results come back in the tasks' order; a task out of device
+memory is run again alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from cuzk.backends import cuda
+
+
+class _Stream:
+    def __init__(self, non_blocking: bool = False) -> None:
+        self.waited: list[Any] = []
+
+    def wait_event(self, event: Any) -> None:
+        assert event.recorded, "waiting for an event never recorded"
+        self.waited.append(event)
+
+    def __enter__(self) -> _Stream:
+        _current.stream = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _current.stream = None
+
+
+class _Event:
+    def __init__(self, disable_timing: bool = False) -> None:
+        self.recorded = False
+
+    def record(self, stream: Any = None) -> None:
+        self.recorded = True
+
+
+class _Device:
+    id = 0
+
+    def __init__(self, index: int = 0) -> None:
+        pass
+
+    def __enter__(self) -> _Device:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+class _OutOfMemory(Exception):
+    pass
+
+
+_current = threading.local()
+_CALLER = _Stream()
+
+
+class _FakeCupy:
+    class cuda:  # noqa: N801 (CuPy's name)
+        Stream, Event, Device = _Stream, _Event, _Device
+
+        class memory:  # noqa: N801
+            OutOfMemoryError = _OutOfMemory
+
+        @staticmethod
+        def get_current_stream() -> _Stream:
+            return getattr(_current, "stream", None) or _CALLER
+
+    class _Pool:
+        def free_all_blocks(self) -> None:
+            pass
+
+    @classmethod
+    def get_default_memory_pool(cls) -> Any:
+        return cls._Pool()
+
+
+def _backend(monkeypatch: pytest.MonkeyPatch, width: int) -> cuda.CudaBackend:
+    monkeypatch.setattr(cuda, "cp", _FakeCupy)
+    be = cuda.CudaBackend.__new__(cuda.CudaBackend)  # no device: only the scheduler's state
+    be.concurrent, be.max_concurrent, be.oom_reruns = True, width, 0
+    be._lock, be._pool, be._streams = threading.Lock(), None, []
+    return be
+
+
+class _Probe:
+    """Tasks that note how many run at once, in which order they start and on which stream."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = self.most = 0
+        self.started: list[int] = []
+        self.streams: set[int] = set()
+
+    def task(self, i: int, together: threading.Barrier | None = None, fail: int = 0) -> Any:
+        """Task i; `together`: it waits there for the others of its batch (fails unless that
+        many run at once)."""
+        left, ran = [fail], [False]
+
+        def run() -> int:
+            with self.lock:
+                self.running += 1
+                self.most = max(self.most, self.running)
+                self.started.append(i)
+                self.streams.add(id(_FakeCupy.cuda.get_current_stream()))
+            if together is not None and not ran[0]:  # a rerun runs alone
+                together.wait(timeout=30)
+            ran[0] = True
+            time.sleep(0.01)
+            with self.lock:
+                self.running -= 1
+            if left[0] > 0:
+                left[0] -= 1
+                raise _OutOfMemory("out of memory")
+            return i * i
+
+        return run
+
+
+@pytest.mark.parametrize("width", (0, 1, 2, 3))
+def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatch,
+                                                  width: int) -> None:
+    be = _backend(monkeypatch, width)
+    probe = _Probe()
+    want = 5 if width == 0 else width
+    first = threading.Barrier(want)  # the first `want` tasks must run at once
+    out = be.run_concurrently([probe.task(i, first if i < want else None) for i in range(5)])
+    assert out == [i * i for i in range(5)]
+    assert probe.most == want
+    if want < 5:  # a task starts when an earlier one has ended: in order
+        assert probe.started[want:] == list(range(want, 5))
+    streams = {id(_CALLER)} if want == 1 else {id(s) for s in be._streams[:want]}
+    assert probe.streams == streams and len(be._streams) == (0 if want == 1 else want)
+    if want > 1:
+        be._pool.shutdown()
+
+
+def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    be = _backend(monkeypatch, 2)
+    probe = _Probe()
+    pair = threading.Barrier(2)
+    out = be.run_concurrently([probe.task(0, pair), probe.task(1, pair, fail=1), probe.task(2)])
+    assert out == [0, 1, 4] and be.oom_reruns == 1
+    assert probe.started.count(1) == 2 and probe.most == 2
+    be._pool.shutdown()
