@@ -10,7 +10,7 @@ GPU_TESTS="tests/test_gpu_backend.py tests/test_gpu_msm_tables.py tests/test_gpu
 # Call 1 (fefedf9 + the round-17 stream-order test; results/gpu_tests_h200_r18_call1.txt,
 # results/gpu_h200_r18_kernels_msm.json):
 #   pytest $GPU_TESTS      # 344 passed, 4 failed: the new test (a shape bug in the test) and
-#                          # the no-room engine test (the session pool's free blocks, below)
+#                          # the no-room engine test (the session pool's free blocks let the key fit)
 #   python3 benchmarks/gpu_kernels.py --msm 20,22,24,26 --msm-table 24,26 --msm-host 20,24 \
 #     --g2 20,22,24 --ntt "" --h "" --reps 5
 # Call 2 (fresh_pool fixture in tests/test_gpu_engine.py; results/gpu_tests_h200_r18_call2.txt,
