@@ -25,3 +25,10 @@ GPU_TESTS="tests/test_gpu_backend.py tests/test_gpu_msm_tables.py tests/test_gpu
 #     --prove 20,22,24 --prove-tables --prove-g2 both --reps 5
 #   python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --g2 "" --ntt "" --h "" --prove 26 \
 #     --prove-tables --prove-reserve-gib auto --prove-witnesses filecoin --reps 2
+# Call 4 (b70a2cf "new": MSM width two then one, against 80a1412 "old": in turn after the first
+# out-of-memory; results/engine_gpu_h200_r18_p24_dev14gib_{new1,old1,new2}.json), run new, old, new:
+#   E="--log 24 --setup-backend cuda --key-cache /tmp/kc --devices 1 --gpu-workers 2 \
+#     --partition-workers 8 --jobs 2 --verify 2 --cross-backend 0 --evaluate-on device --device-gib 14"
+#   python3 benchmarks/engine_gpu.py $E --out /tmp/e_new1   # region 518.66 ms, width 2, 2/2 verified
+#   python3 old/benchmarks/engine_gpu.py $E --out /tmp/e_old1  # region 551.14 ms, in turn, 2/2
+#   python3 benchmarks/engine_gpu.py $E --out /tmp/e_new2   # region 518.25 ms, width 2, 2/2
