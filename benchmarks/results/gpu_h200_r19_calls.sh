@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Round 19 device calls (one H200, main at debe57c; kernels unchanged since fefedf9), kept for the
+# record. Each ran from the repository root after the set-up of round 18's calls
+# (gpu_h200_r18_calls.sh: the wheels, `python3 setup.py build_ext --inplace -j 16`, prebuilt cubins
+# in CUZK_CUDA_CUBIN_DIR).
+# Call 5 (results/gpu_tests_h200_r19.txt, results/gpu_h200_r19_ntt_p{1,2,3}.json):
+#   python3 -m pytest -q -rf -m gpu tests/    # 191 passed, 1 skipped (no host C++ compiler there)
+#   for k in 1 2 3; do   # three processes: the spread of the 2^24 NTT between processes
+#     python3 benchmarks/gpu_kernels.py --msm "" --msm-host "" --g2 "" --ntt 24,26 --h "" --reps 41 \
+#       --out gpu_h200_r19_ntt_p$k.json
+#   done                 # 2^24: 4.69 / 4.77 / 4.65 ms; 2^26: 20.48 / 20.41 / 20.41 ms
+# Call 6, deliverable 6 in one device call (results/gpu_h200_r19_deliverable6_*.json; 15 + 43 + 70
+# + 133 = 261 s of benchmark, the call 263 s on a machine already warm; the set-up adds ~90 s cold):
+K="python3 benchmarks/gpu_kernels.py"
+$K --msm "" --msm-host "" --g2 "" --ntt 20,22,24,26 --h 20,22,24,26 --reps 5 \
+  --out gpu_h200_r19_deliverable6_ntt.json
+$K --msm 20,22,24,26 --msm-table 24,26 --msm-host 20,24 --g2 20,22,24 --ntt "" --h "" --reps 5 \
+  --out gpu_h200_r19_deliverable6_msm.json
+$K --msm "" --msm-host "" --g2 "" --ntt "" --h "" --prove 20,22,24 --prove-tables --prove-g2 both \
+  --reps 5 --out gpu_h200_r19_deliverable6_prove.json
+$K --msm "" --msm-host "" --g2 "" --ntt "" --h "" --prove 26 --prove-tables --prove-reserve-gib auto \
+  --prove-witnesses filecoin --reps 2 --out gpu_h200_r19_deliverable6_prove26.json
