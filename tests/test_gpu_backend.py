@@ -182,18 +182,22 @@ def test_msm_matches_cpu_backend(gpu, rng, curve):
 
 
 @pytest.mark.parametrize("curve", CURVES)
-def test_msm_over_bases_kept_on_the_host(gpu, rng, curve):
+@pytest.mark.parametrize("dead", ("two", "40%"))
+def test_msm_over_bases_kept_on_the_host(gpu, rng, curve, dead):
     """keep_on_host: MSMs over the array stream it in chunks (copy stream, two buffers);
     equal to the CPU backend for chunk lengths that do and do not divide n, points at
-    infinity and a chunk of zero scalars; the array is never made resident."""
+    infinity (two: copied as they are; 40 %, a key's B query: left out of the pinned copy,
+    the scalars gathered by index) and a chunk of zero scalars; the array is never made
+    resident."""
     cpu = _cpu()
     if cpu is None:
         pytest.skip("CPU backend not built")
     c = get_curve(curve)
     for group, n in ((1, 5000 + rng.randrange(100)), (2, 700 + rng.randrange(50))):
         pts = _gen_points(gpu, c, group, [rng.randrange(1, c.r) for _ in range(n)])
-        pts[[3, 17]] = 0  # points at infinity
-        gpu.keep_on_host(pts)
+        pts[[3, 17] if dead == "two" else sorted(rng.sample(range(n), 2 * n // 5))] = 0
+        live = int(np.count_nonzero(pts.reshape(n, -1).any(axis=1)))
+        assert gpu.keep_on_host(pts) == (pts.nbytes if dead == "two" else live * pts[0].nbytes)
         msm = gpu.g1_msm if group == 1 else gpu.g2_msm
         ref = cpu.g1_msm if group == 1 else cpu.g2_msm
         try:

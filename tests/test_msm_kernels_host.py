@@ -1062,3 +1062,63 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
         want = [cpu.g1_msm(c, pts, s), cpu.g1_msm(c, other, s[n - len(other) :])]
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
         assert id(pts) not in backend._resident
+
+
+class _TakenRows:
+    """Counts the rows a streamed MSM's chunk copies carry (cupy.ndarray.set on the fake)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.rows = 0
+        upload = _DevArray.set
+
+        def counted(arr, host, stream=None):
+            self.rows += int(host.shape[0])
+            upload(arr, host, stream)
+
+        monkeypatch.setattr(_DevArray, "set", counted)
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+def test_streamed_msm_copies_only_the_live_bases(backend, cpu, rng, monkeypatch, curve, group):
+    """A query kept on the host with many bases at infinity (a key's B: 40 %) keeps only the
+    others in pinned memory and uploads only them; its MSMs gather their scalars by index and
+    equal the CPU backend's bit for bit, in chunks that do and do not divide the live count,
+    alone and beside another array in an A/B/L task set. Below msm_mask_min of infinity the
+    copy is whole; all at infinity gives the point at infinity."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
+    monkeypatch.setattr(backend, "alloc_host", lambda shape, dtype=np.uint64: np.empty(shape, dtype))
+    n = _n(group, rng)
+    pts = _edge_points(cpu, c, group, n, rng)
+    dead = sorted(rng.sample(range(7, n), 2 * n // 5))
+    pts[dead] = 0  # besides rows 0 and 5
+    live = n - len(dead) - 2
+    row_bytes = pts[0].nbytes
+    assert backend.keep_on_host(pts) == live * row_bytes
+    assert backend.keep_on_host(pts) == live * row_bytes  # once
+    assert backend.msm_infinity_share(pts) == (n - live) / n
+    taken = _TakenRows(monkeypatch)
+    for rows, kind in ((97, "edge"), (live, "bits"), (live + 3, "uniform")):
+        backend.msm_stream_rows = rows
+        taken.rows = 0
+        _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, n, kind))
+        assert taken.rows == live  # the live rows, each once
+    if group == 1:
+        other = random_points(cpu, c, 1, n // 2, rng)
+        s = fr_from_ints(c, _scalars(rng, c.r, n, "uniform"))
+        backend.msm_stream_rows = 200
+        got = [t() for t in backend.g1_msm_tasks(c, [other, pts], s)]
+        want = [cpu.g1_msm(c, other, s[n - len(other) :]), cpu.g1_msm(c, pts, s)]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    assert id(pts) not in backend._resident
+    # a few points at infinity (under msm_mask_min): the whole array, as it is
+    few = _edge_points(cpu, c, group, n, rng)
+    assert backend.keep_on_host(few) == few.nbytes
+    taken.rows = 0
+    _check_msm(backend, cpu, c, group, few, _scalars(rng, c.r, n, "edge"))
+    assert taken.rows == n
+    # every point at infinity: nothing to copy, the sum is the point at infinity
+    none = np.zeros_like(pts[:50])
+    assert backend.keep_on_host(none) == 0 and backend.msm_infinity_share(none) == 1.0
+    _check_msm(backend, cpu, c, group, none, _scalars(rng, c.r, 50, "uniform"))

@@ -381,6 +381,15 @@ class _Table:
         return int(self.table.nbytes)
 
 
+class _HostCopy:
+    """A base array kept in pinned host memory (CudaBackend.keep_on_host): `pinned` holds its
+    rows, or with `index` (device int32, increasing) only those at index, the others (`dead`
+    of them) being at infinity."""
+
+    def __init__(self, owner: Any, pinned: np.ndarray, index: Any, dead: int) -> None:
+        self.owner, self.pinned, self.index, self.dead = owner, pinned, index, dead
+
+
 class _Digits:
     """One sort of an MSM's signed digits by bucket (CudaBackend._sort_digits): bucket counts,
     offsets (nb + 1) and the entries (row | sign << 31), their total and the largest count.
@@ -498,9 +507,9 @@ class CudaBackend(FrKernels):
         self._tables: dict[int, _Table] = {}
         # id(points) -> (weak ref, n, bases at infinity, live mask, its ranks; None when none is)
         self._masks: dict[int, tuple[Any, int, int, Any, Any]] = {}
-        # id(points) -> (weak ref, pinned host copy): base arrays that stay on the host
-        # (keep_on_host); their MSMs stream them in chunks of msm_stream_rows bases
-        self._on_host: dict[int, tuple[Any, np.ndarray]] = {}
+        # id(points) -> _HostCopy: base arrays that stay on the host (keep_on_host); their
+        # MSMs stream them in chunks of msm_stream_rows bases
+        self._on_host: dict[int, _HostCopy] = {}
         self.oom_reruns = 0  # run_concurrently's tasks rerun alone for want of device memory
         self.msm_stream_rows = int(os.environ.get("CUZK_MSM_STREAM_ROWS", str(_STREAM_ROWS)))
         # Kernel of the first XYZZ bucket-sum level: "inl" the mixed addition inlined
@@ -710,27 +719,49 @@ class CudaBackend(FrKernels):
         """Keep a base array that does not fit on the device (a proving key's query) in
         pinned host memory instead: every MSM over it streams it up in chunks of
         msm_stream_rows bases, each chunk's copy (direct DMA on a stream of its own)
-        overlapping the sums of the one before. Any device copy or table of it is dropped.
+        overlapping the sums of the one before. When at least msm_mask_min of the bases are
+        at infinity (a key's A or B query), the pinned copy holds the others only and the
+        MSMs take their scalars through a device index: those bases add nothing, and every
+        proof would copy them up again. Any device copy or table of the array is dropped.
         The pinned copy lives as long as the array does; returns its bytes."""
-        hit = self._on_host.get(id(points))
-        if hit is not None and hit[0]() is points:
-            return int(hit[1].nbytes)
+        hit = self._on_host_entry(points)
+        if hit is not None:
+            return int(hit.pinned.nbytes)
         for cache in (self._resident, self._tables, self._masks):
             cache.pop(id(points), None)
         src = np.ascontiguousarray(points, dtype=np.uint64)
-        pinned = src if src.size == 0 or _is_pinned(src) else self.alloc_host(src.shape)
-        if pinned is not src:
-            np.copyto(pinned, src)
+        n = int(src.shape[0]) if src.ndim else 0
+        rows = src.reshape(n, -1) if n else src
+        live = rows.any(axis=1) if n else None
+        dead = n - int(np.count_nonzero(live)) if n else 0
+        idx = None
+        if dead and self.msm_mask_min > 0 and dead >= self.msm_mask_min * n:
+            keep = np.flatnonzero(live)
+            pinned = self.alloc_host((keep.size, rows.shape[1]))
+            np.take(rows, keep, axis=0, out=pinned, mode="clip")  # clip: unbuffered
+            idx = cp.asarray(keep.astype(np.int32))
+        else:
+            pinned = src if src.size == 0 or _is_pinned(src) else self.alloc_host(src.shape)
+            if pinned is not src:
+                np.copyto(pinned, src)
         ref = _weak_ref(self._on_host, points)
-        self._on_host[id(points)] = (ref if ref is not None else _Strong(points), pinned)
+        self._on_host[id(points)] = _HostCopy(
+            ref if ref is not None else _Strong(points), pinned, idx, dead
+        )
         return int(pinned.nbytes)
 
-    def _host_copy(self, points: Any) -> np.ndarray | None:
-        """points' pinned copy when keep_on_host kept it there, else None."""
+    def _on_host_entry(self, points: Any) -> _HostCopy | None:
+        """points' entry when keep_on_host kept it on the host, else None."""
         if cp is not None and isinstance(points, cp.ndarray):
             return None
         hit = self._on_host.get(id(points))
-        return hit[1] if hit is not None and hit[0]() is points else None
+        return hit if hit is not None and hit.owner() is points else None
+
+    def _host_copy(self, points: Any) -> np.ndarray | None:
+        """points' pinned copy (its live bases only, with an index) when keep_on_host kept
+        it on the host, else None."""
+        hit = self._on_host_entry(points)
+        return None if hit is None else hit.pinned
 
     # ---- MSM -----------------------------------------------------------------------------------
 
@@ -896,9 +927,9 @@ class CudaBackend(FrKernels):
         n = int(points.shape[0])
         if n == 0:
             return 0.0
-        host = self._host_copy(points)
-        if host is not None:  # streamed MSMs sum such bases as they are (no mask)
-            return float(np.count_nonzero(~host.reshape(n, -1).any(axis=1))) / n
+        hit = self._on_host_entry(points)
+        if hit is not None:
+            return hit.dead / n
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, -1)
         return self._live_bases(points, pts)[0] / n
 
@@ -982,9 +1013,10 @@ class CudaBackend(FrKernels):
             return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
         if n >= 1 << 31:
             raise ValueError("MSM larger than 2^31 points")
-        host = self._host_copy(points)
-        if host is not None:
-            return self._msm_streamed(c, group, host.reshape(n, 2 * fw), scalars)
+        hit = self._on_host_entry(points)
+        if hit is not None:
+            host = hit.pinned.reshape(-1, 2 * fw)
+            return self._msm_streamed(c, group, host, scalars, hit.index)
         tab = self._table_of(points, n)
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         sc = self.to_device(scalars).reshape(n, 4)
@@ -1005,13 +1037,18 @@ class CudaBackend(FrKernels):
         dg = self._sort_digits(mod, sc, n, self._windows(c, group, n, None, sc), marks)
         return self._bucket_sums(c, group, mod, pts, dg, 0, marks, n)
 
-    def _msm_streamed(self, c: Curve, group: int, host: np.ndarray, scalars: Any) -> Any:
+    def _msm_streamed(
+        self, c: Curve, group: int, host: np.ndarray, scalars: Any, index: Any = None
+    ) -> Any:
         """Σ s·P for bases in pinned host memory (keep_on_host): chunks of msm_stream_rows go
         up on a copy stream into two device buffers in turn, the current stream summing one
-        chunk while the next is copied; the chunks' sums are then summed on the device."""
+        chunk while the next is copied; the chunks' sums are then summed on the device.
+        index: the host rows' positions among the scalars (a copy of the live bases only)."""
         n, width = int(host.shape[0]), int(host.shape[1])
+        sc = self.to_device(scalars).reshape(-1, 4)
+        if n == 0:
+            return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
         rows = max(1, min(n, self.msm_stream_rows))
-        sc = self.to_device(scalars).reshape(n, 4)
         main = cp.cuda.get_current_stream()
         copy = cp.cuda.Stream(non_blocking=True)
         bufs = [cp.empty((rows, width), dtype=cp.uint64) for _ in range(min(2, -(-n // rows)))]
@@ -1031,7 +1068,9 @@ class CudaBackend(FrKernels):
                 up = cp.cuda.Event(disable_timing=True)
                 up.record(copy)
             main.wait_event(up)
-            parts.append(self._msm_plain(c, group, buf, sc[i0 : i0 + m]).reshape(1, width))
+            # a chunk's scalars gathered by index, not all at once: a tight card's room
+            chunk_sc = sc[i0 : i0 + m] if index is None else sc[index[i0 : i0 + m]]
+            parts.append(self._msm_plain(c, group, buf, chunk_sc).reshape(1, width))
             freed[b] = cp.cuda.Event(disable_timing=True)
             freed[b].record(main)
         if len(parts) == 1:
