@@ -20,3 +20,11 @@ $K --msm "" --msm-host "" --g2 "" --ntt "" --h "" --prove 20,22,24 --prove-table
   --reps 5 --out gpu_h200_r19_deliverable6_prove.json
 $K --msm "" --msm-host "" --g2 "" --ntt "" --h "" --prove 26 --prove-tables --prove-reserve-gib auto \
   --prove-witnesses filecoin --reps 2 --out gpu_h200_r19_deliverable6_prove26.json
+# Call 7 (48dc71b "new": streamed copies of the live bases only, against 6c628f6 "old" from a
+# `git archive`; results/gpu_tests_h200_r19_call7.txt, results/engine_gpu_h200_r19_p24_dev14gib_*.json):
+#   python3 -m pytest -q tests/test_gpu_backend.py tests/test_gpu_prove.py -k kept_on_the_host   # 6 passed
+#   E="--log 24 --setup-backend cuda --key-cache /tmp/kc --devices 1 --gpu-workers 2 \
+#     --partition-workers 8 --jobs 2 --verify 2 --cross-backend 0 --evaluate-on device --device-gib 14"
+#   python3 benchmarks/engine_gpu.py $E       # new1: region 388.96 ms, streamed 6.71 GB, 2/2 verified
+#   python3 old/benchmarks/engine_gpu.py $E   # old1: region 516.40 ms, streamed 9.02 GB, 2/2
+#   python3 benchmarks/engine_gpu.py $E       # new2: region 389.05 ms, 2/2
