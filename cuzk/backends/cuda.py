@@ -730,11 +730,11 @@ class CudaBackend(FrKernels):
         for cache in (self._resident, self._tables, self._masks):
             cache.pop(id(points), None)
         src = np.ascontiguousarray(points, dtype=np.uint64)
-        n = int(src.shape[0]) if src.ndim else 0
-        rows = src.reshape(n, -1) if n else src
-        live = rows.any(axis=1) if n else None
-        dead = n - int(np.count_nonzero(live)) if n else 0
-        idx = None
+        n, dead, idx = int(src.shape[0]), 0, None
+        if n:
+            rows = src.reshape(n, -1)
+            live = rows.any(axis=1)
+            dead = n - int(np.count_nonzero(live))
         if dead and self.msm_mask_min > 0 and dead >= self.msm_mask_min * n:
             keep = np.flatnonzero(live)
             pinned = self.alloc_host((keep.size, rows.shape[1]))
@@ -756,12 +756,6 @@ class CudaBackend(FrKernels):
             return None
         hit = self._on_host.get(id(points))
         return hit if hit is not None and hit.owner() is points else None
-
-    def _host_copy(self, points: Any) -> np.ndarray | None:
-        """points' pinned copy (its live bases only, with an index) when keep_on_host kept
-        it on the host, else None."""
-        hit = self._on_host_entry(points)
-        return None if hit is None else hit.pinned
 
     # ---- MSM -----------------------------------------------------------------------------------
 
@@ -793,7 +787,7 @@ class CudaBackend(FrKernels):
         hit = self._tables.get(id(points))
         if hit is not None and hit.owner() is points:
             return hit.nbytes
-        if self._host_copy(points) is not None:
+        if self._on_host_entry(points) is not None:
             return 0  # it did not fit on the device itself
         pts = self.to_device(points, keep=n >= _KEEP_MIN).reshape(n, 2 * fw)
         live = self._infinity_mask(points, pts)
@@ -1045,9 +1039,9 @@ class CudaBackend(FrKernels):
         chunk while the next is copied; the chunks' sums are then summed on the device.
         index: the host rows' positions among the scalars (a copy of the live bases only)."""
         n, width = int(host.shape[0]), int(host.shape[1])
-        sc = self.to_device(scalars).reshape(-1, 4)
-        if n == 0:
+        if n == 0:  # every base at infinity
             return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
+        sc = self.to_device(scalars).reshape(-1, 4)
         rows = max(1, min(n, self.msm_stream_rows))
         main = cp.cuda.get_current_stream()
         copy = cp.cuda.Stream(non_blocking=True)
@@ -1198,7 +1192,7 @@ class CudaBackend(FrKernels):
         groups: dict[Any, list[int]] = {}
         for j, (p, t) in enumerate(zip(point_sets, tabs, strict=True)):
             m = int(p.shape[0])
-            if self._host_copy(p) is not None:
+            if self._on_host_entry(p) is not None:
                 continue  # kept on the host: a streamed g1_msm of its own
             if (t is not None and t.rank is not None) or (self.msm_mask_min > 0 and (
                 self._infinity_mask(p, self.to_device(p, keep=m >= _KEEP_MIN).reshape(m, -1))
