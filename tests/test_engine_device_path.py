@@ -511,6 +511,56 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
         eng.stop()
 
 
+class CompactingDevice(SmallDevice):
+    """A SmallDevice whose resident copy of a query with points at infinity (A, B₁, B₂ of
+    this key) takes a third of its bytes (keep_on_device, resident_bytes), as the CUDA
+    backend's copy of the live bases only does."""
+
+    def __init__(self, capacity: int, sparse: tuple[int, ...]) -> None:
+        super().__init__(capacity)
+        self.sparse = set(sparse)
+        self._compact: dict[int, int] = {}
+
+    def resident_bytes(self, arr: np.ndarray) -> int:
+        return int(arr.nbytes) // 3 if id(arr) in self.sparse else int(arr.nbytes)
+
+    def keep_on_device(self, arr: np.ndarray) -> int:
+        if id(arr) not in self.sparse:
+            return int(self.to_device(arr, keep=True).nbytes)
+        self._compact[id(arr)] = self.resident_bytes(arr)
+        return self._compact[id(arr)]
+
+    def device_free_bytes(self) -> int:
+        return super().device_free_bytes() - sum(self._compact.values())
+
+
+def test_key_points_placed_by_their_resident_size(circuit: SyntheticCircuit, pk: ProvingKey,
+                                                  rng: random.Random) -> None:
+    """The engine sizes each query by what the backend's resident copy takes
+    (resident_bytes: a key's A and B hold their live bases only) and keeps it with
+    keep_on_device: on a device with room for a third of A and B₁ beside a proof, where
+    neither fits whole, both go resident that way and L, H, B₂ stay on the host; proofs
+    verify; demotion forgets the copies."""
+    from cuzk.engine.engine import proof_reserve_bytes
+
+    reserve = proof_reserve_bytes(pk, 1)
+    capacity = reserve + (pk.a_g1.nbytes + pk.b_g1.nbytes) // 3 + 1
+    assert pk.a_g1.nbytes > capacity - reserve  # whole, A alone would not fit
+    dev = CompactingDevice(capacity, (id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)))
+    eng = _engine_on(dev, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT
+        fake = eng.fake
+        assert set(fake._compact) == {id(pk.a_g1), id(pk.b_g1)}
+        assert set(fake._on_host) == {id(pk.l_g1), id(pk.h_g1), id(pk.b_g2)}
+        _prove_job(eng, pk, rng, 2)
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake._compact == {} and fake._on_host == {}
+    finally:
+        eng.stop()
+
+
 class SmallEvaluatingDevice(SmallDevice, EvaluatingFakeDevice):
     """A SmallDevice that evaluates constraints, whose uploads of `refuse` run out of memory."""
 

@@ -129,6 +129,39 @@ def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
         gpu._on_host.clear()
 
 
+@pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
+@pytest.mark.parametrize("tables", (False, True))
+def test_queries_kept_as_live_bases_prove_identically(curve: str, tables: bool) -> None:
+    """The key's queries resident as the engine keeps them (keep_on_device: A's, B₁'s and
+    B₂'s live bases only, sorted through compact ranks), with window tables built from those
+    copies or without: the same proof bytes as the CPU backend's, proof after proof."""
+    rng = random.Random(SEED ^ hash((curve, tables)))
+    c = get_curve(curve)
+    gpu = cuda.CudaBackend()
+    circ = for_domain(c, 14)
+    pk = setup(circ.r1cs, seed=f"gpu-live-{SEED}", convention="bellman", backend=gpu)
+    base = _baseline()
+    gpu.drop_device_copies()
+    queries = (pk.a_g1, pk.b_g1, pk.l_g1, pk.h_g1, pk.b_g2)
+    for q in queries:
+        gpu.keep_on_device(q)
+    assert {id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)} <= set(gpu._compact)
+    if tables:
+        for q in queries[:4]:
+            assert gpu.precompute_msm(c, q, 1, window=10, reserve=0) > 0
+    try:
+        for _ in range(2):
+            w = circ.witness(rng.randrange(1 << 32))
+            r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
+            got = prover.prove(pk, w, r=r, s=s, backend=gpu)
+            want = prover.prove(pk, w, r=r, s=s, backend=base)
+            assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in "abc")
+        assert not ({id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)} & set(gpu._resident))
+    finally:
+        gpu.drop_device_copies()
+        gpu.drop_msm_tables()
+
+
 def test_run_concurrently_orders_and_raises() -> None:
     """Tasks see the work queued on the caller's stream before the call; the caller's stream
     sees theirs after; a failing task's error reaches the caller once all tasks are done."""

@@ -1122,3 +1122,54 @@ def test_streamed_msm_copies_only_the_live_bases(backend, cpu, rng, monkeypatch,
     none = np.zeros_like(pts[:50])
     assert backend.keep_on_host(none) == 0 and backend.msm_infinity_share(none) == 1.0
     _check_msm(backend, cpu, c, group, none, _scalars(rng, c.r, 50, "uniform"))
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("tables", (False, True))
+def test_keep_on_device_holds_the_live_bases_only(backend, cpu, rng, monkeypatch, curve, group,
+                                                  tables):
+    """keep_on_device (the engine's HOT copy of a query): with ~40 % of the bases at infinity
+    the device copy holds the others, in order, and every MSM over the array sorts through
+    compact ranks (its rows in that copy), without tables and with a table built from it;
+    results equal the CPU's, in an A/B/L task set too; resident_bytes says the size first. A
+    few at infinity (under msm_mask_min): the whole array, as to_device keep=True."""
+    c = get_curve(curve)
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.msm_mask_min = 0.1
+    n = _n(group, rng, tables)
+    sparse = _sparse_points(cpu, c, group, n, rng, 0.4)
+    inf = ~sparse.reshape(n, -1).any(axis=1)
+    live = int(n - inf.sum())
+    row_bytes = sparse[0].nbytes
+    want_bytes = live * row_bytes + 4 * n  # the live rows and the ranks
+    assert backend.resident_bytes(sparse) == want_bytes
+    backend.to_device(sparse, keep=True)  # a whole copy made before: dropped
+    assert backend.keep_on_device(sparse) == want_bytes
+    assert backend.keep_on_device(sparse) == want_bytes  # once
+    assert backend.resident_bytes(sparse) == want_bytes
+    assert id(sparse) not in backend._resident
+    assert np.array_equal(np.asarray(backend._compact[id(sparse)].pts).reshape(sparse[~inf].shape),
+                          sparse[~inf])
+    assert backend.msm_infinity_share(sparse) == inf.sum() / n
+    if tables:
+        nw = c.fr_r_bits // 7 + 1
+        assert backend.precompute_msm(c, sparse, group, window=7) == nw * live * row_bytes
+    seen = _recorded_sorts(backend, monkeypatch)
+    for kind in ("uniform", "bits", "edge"):
+        scalars = _scalars(rng, c.r, n, kind)
+        _check_msm(backend, cpu, c, group, sparse, scalars)
+        _check_ranks(seen[-1][1], inf, True)
+    if group == 1:
+        other = random_points(cpu, c, 1, n // 2, rng)
+        s = fr_from_ints(c, _scalars(rng, c.r, n, "uniform"))
+        got = [t() for t in backend.g1_msm_tasks(c, [other, sparse], s)]
+        want = [cpu.g1_msm(c, other, s[n - len(other) :]), cpu.g1_msm(c, sparse, s)]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    # no whole copy or mask of it made on the side
+    assert id(sparse) not in backend._resident and id(sparse) not in backend._masks
+    few = _edge_points(cpu, c, group, n, rng)  # 2 of n at infinity
+    assert backend.resident_bytes(few) == few.nbytes == backend.keep_on_device(few)
+    assert id(few) in backend._resident and id(few) not in backend._compact
+    _check_msm(backend, cpu, c, group, few, _scalars(rng, c.r, n, "edge"))

@@ -409,12 +409,18 @@ class Engine:
         them in chunks overlapped with its sums). Returns {query: pinned bytes}."""
         free = getattr(be, "device_free_bytes", None)
         keep_host = getattr(be, "keep_on_host", None)
+        # a key's A and B resident as their live bases only, where the backend can
+        keep_dev = getattr(be, "keep_on_device", None)
+        size = getattr(be, "resident_bytes", None)
         on_host: dict[str, int] = {}
         for name, arr in zip(fields, arrays, strict=True):
-            nbytes = int(getattr(arr, "nbytes", 0))
+            nbytes = int(size(arr)) if callable(size) else int(getattr(arr, "nbytes", 0))
             if not (callable(keep_host) and callable(free)) or free() - nbytes >= reserve:
                 try:
-                    be.to_device(arr, keep=True)
+                    if callable(keep_dev):
+                        keep_dev(arr)
+                    else:
+                        be.to_device(arr, keep=True)
                     continue
                 except Exception as exc:
                     if not (callable(keep_host) and _out_of_memory(be, exc)):
@@ -1268,6 +1274,7 @@ class _DeviceKey:
     def __del__(self) -> None:
         self._pop("_resident", self._refs)
         self._pop("_masks", self._refs)
+        self._pop("_compact", self._refs)
         self._pop("_on_host", self._refs)
         self._pop("_tables", self._table_refs)
         if self.on_drop is not None:
