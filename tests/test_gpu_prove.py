@@ -99,6 +99,17 @@ def test_constraints_evaluated_on_the_device(curve: str) -> None:
     assert exc.value.index == want_exc.value.index and str(exc.value) == str(want_exc.value)
 
 
+def _prove_alike(pk, circ, gpu, base, rng: random.Random, proofs: int) -> None:
+    """`proofs` proofs of fresh witnesses and r, s: the GPU's bytes equal the baseline's."""
+    c = pk.curve
+    for _ in range(proofs):
+        w = circ.witness(rng.randrange(1 << 32))
+        r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
+        got = prover.prove(pk, w, r=r, s=s, backend=gpu)
+        want = prover.prove(pk, w, r=r, s=s, backend=base)
+        assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in "abc")
+
+
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
 def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
     """B₁, H and B₂ kept in pinned host memory (keep_on_host, as the engine does when they do
@@ -118,12 +129,7 @@ def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
     assert gpu.msm_infinity_share(pk.b_g1) > 0.1  # the copy of the live bases is taken
     gpu.msm_stream_rows = 5000
     try:
-        for _ in range(3):
-            w = circ.witness(rng.randrange(1 << 32))
-            r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
-            got = prover.prove(pk, w, r=r, s=s, backend=gpu)
-            want = prover.prove(pk, w, r=r, s=s, backend=base)
-            assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in "abc")
+        _prove_alike(pk, circ, gpu, base, rng, 3)
         assert not any(id(q) in gpu._resident for q in (pk.b_g1, pk.h_g1, pk.b_g2))
     finally:
         gpu._on_host.clear()
@@ -150,12 +156,7 @@ def test_queries_kept_as_live_bases_prove_identically(curve: str, tables: bool) 
         for q in queries[:4]:
             assert gpu.precompute_msm(c, q, 1, window=10, reserve=0) > 0
     try:
-        for _ in range(2):
-            w = circ.witness(rng.randrange(1 << 32))
-            r, s = rng.randrange(1, c.r), rng.randrange(1, c.r)
-            got = prover.prove(pk, w, r=r, s=s, backend=gpu)
-            want = prover.prove(pk, w, r=r, s=s, backend=base)
-            assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in "abc")
+        _prove_alike(pk, circ, gpu, base, rng, 2)
         assert not ({id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)} & set(gpu._resident))
     finally:
         gpu.drop_device_copies()
