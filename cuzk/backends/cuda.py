@@ -352,6 +352,15 @@ def _weak_ref(cache: dict, obj: Any) -> Any:
         return None
 
 
+def _entry_of(cache: dict[int, Any], points: Any) -> Any:
+    """cache's entry for the host array points (an entry's owner() is the array it was made
+    for: ids are reused once an array is gone), else None."""
+    if cp is not None and isinstance(points, cp.ndarray):
+        return None
+    hit = cache.get(id(points))
+    return hit if hit is not None and hit.owner() is points else None
+
+
 class _Strong:
     """A strong reference with weakref's call interface."""
 
@@ -811,17 +820,11 @@ class CudaBackend(FrKernels):
 
     def _compact_entry(self, points: Any) -> _Compact | None:
         """points' entry when keep_on_device keeps its live bases only, else None."""
-        if cp is not None and isinstance(points, cp.ndarray):
-            return None
-        hit = self._compact.get(id(points))
-        return hit if hit is not None and hit.owner() is points else None
+        return _entry_of(self._compact, points)
 
     def _on_host_entry(self, points: Any) -> _HostCopy | None:
         """points' entry when keep_on_host kept it on the host, else None."""
-        if cp is not None and isinstance(points, cp.ndarray):
-            return None
-        hit = self._on_host.get(id(points))
-        return hit if hit is not None and hit.owner() is points else None
+        return _entry_of(self._on_host, points)
 
     # ---- MSM -----------------------------------------------------------------------------------
 
