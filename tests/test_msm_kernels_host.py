@@ -837,6 +837,15 @@ def _recorded_sorts(backend, monkeypatch) -> list:
     return seen
 
 
+def _sparse_case(backend, cpu, rng, monkeypatch, c, group: int, tables: bool):
+    """(n, points with ~40 % at infinity) under small windows and chunks, msm_mask_min 10 %."""
+    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.msm_mask_min = 0.1
+    n = _n(group, rng, tables)
+    return n, _sparse_points(cpu, c, group, n, rng, 0.4)
+
+
 def _entries_of(c, scalars: list[int], live, cw: int, shared: int) -> int:
     """The sort's entries for these scalars, the bases where live is False left out."""
     nw = c.fr_r_bits // cw + 1
@@ -862,11 +871,7 @@ def test_msm_leaves_out_bases_at_infinity(backend, cpu, rng, monkeypatch, curve,
     bases at infinity (under msm_mask_min, 10 % here): no ranks, same result. msm_mask_min 0:
     no ranks, except over a table built compacted, which keeps its own."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    backend.msm_mask_min = 0.1
-    n = _n(group, rng, tables)
-    sparse = _sparse_points(cpu, c, group, n, rng, 0.4)
+    n, sparse = _sparse_case(backend, cpu, rng, monkeypatch, c, group, tables)
     few = _edge_points(cpu, c, group, n, rng)  # 2 of n at infinity
     inf = ~sparse.reshape(n, -1).any(axis=1)
     assert inf.sum() > n / 4
@@ -1135,11 +1140,7 @@ def test_keep_on_device_holds_the_live_bases_only(backend, cpu, rng, monkeypatch
     results equal the CPU's, in an A/B/L task set too; resident_bytes says the size first. A
     few at infinity (under msm_mask_min): the whole array, as to_device keep=True."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    backend.msm_mask_min = 0.1
-    n = _n(group, rng, tables)
-    sparse = _sparse_points(cpu, c, group, n, rng, 0.4)
+    n, sparse = _sparse_case(backend, cpu, rng, monkeypatch, c, group, tables)
     inf = ~sparse.reshape(n, -1).any(axis=1)
     live = int(n - inf.sum())
     row_bytes = sparse[0].nbytes
