@@ -124,6 +124,7 @@ class _DevArray(np.ndarray):
         assert host.flags.c_contiguous and self.flags.c_contiguous
         if stream is not None:
             stream.copies += 1
+        FakeCupy.log.append("copy")
         np.ndarray.__setitem__(self, ..., host)
 
     def __getitem__(self, key):
@@ -154,6 +155,7 @@ class _Stream:
     def wait_event(self, event) -> None:
         assert event.recorded, "waiting for an event never recorded"
         self.waits += 1
+        FakeCupy.log.append("wait " + ("copy" if type(self) is not _Stream else "current"))
 
     def __enter__(self):
         return self
@@ -209,6 +211,7 @@ class FakeCupy:
     ndarray = _DevArray
     uint32, uint64 = np.uint32, np.uint64
     streams: list[_Stream] = []  # every cupy.cuda.Stream made
+    log: list[str] = []  # uploads ("copy"), stream waits and kernel launches, in order
 
     def __init__(self) -> None:
         self.cuda = _Cuda()
@@ -314,6 +317,7 @@ class _HostKernel:
                 assert type(a) is want, f"{where}: {type(a).__name__}, not {want.__name__}"
                 conv.append(ct(int(a)))
         self.launched[self.name] += 1
+        FakeCupy.log.append(self.name)
         self.fn(ctypes.c_uint32(grid[0]), ctypes.c_uint32(block[0]), *conv)
         for a, before in const:
             assert np.array_equal(a, before), f"{self.name} wrote a const input"
@@ -1049,7 +1053,7 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
         scalars = _scalars(rng, c.r, n, kind)
         if rows < n:  # the second chunk's scalars all 0
             scalars[rows : 2 * rows] = [0] * len(scalars[rows : 2 * rows])
-        before = len(FakeCupy.streams)
+        before, logged = len(FakeCupy.streams), len(FakeCupy.log)
         _check_msm(backend, cpu, c, group, pts, scalars)
         chunks = -(-n // rows)
         copy = FakeCupy.streams[before:]
@@ -1057,6 +1061,7 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
         # every copy waits: for the work queued before (the pool's blocks), then for the
         # sums of its buffer's previous chunk
         assert copy[0].waits == chunks
+        _assert_copies_run_ahead(FakeCupy.log[logged:], chunks)
     assert id(pts) not in backend._resident
     if group == 1:
         other = random_points(cpu, c, 1, n // 2, rng)
@@ -1067,6 +1072,24 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
         want = [cpu.g1_msm(c, pts, s), cpu.g1_msm(c, other, s[n - len(other) :])]
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
         assert id(pts) not in backend._resident
+
+
+def _assert_copies_run_ahead(log: list[str], chunks: int) -> None:
+    """A streamed MSM's order of work: chunk k+1's copy is queued before chunk k's digit sort
+    (which, like the G2 host finish, waits on the host for the device), and each chunk's sums
+    wait for its copy only after its sort, which reads scalars only."""
+    copies = [i for i, x in enumerate(log) if x == "copy"]
+    waits = [i for i, x in enumerate(log) if x == "wait current"]
+    sorts = [i for i, x in enumerate(log) if x == "msm_histogram"]  # then the parts' sum's
+    assert len(copies) == chunks and len(waits) == chunks and len(sorts) >= chunks
+    for k in range(chunks):
+        if k + 1 < chunks:
+            assert copies[k + 1] < sorts[k], f"chunk {k + 1}'s copy waited for chunk {k}'s sort"
+        end = sorts[k + 1] if k + 1 < len(sorts) else len(log)
+        assert copies[k] < sorts[k] < waits[k] < end
+        sort_ops, sum_ops = log[sorts[k] : waits[k]], log[waits[k] : end]
+        assert "msm_scatter" in sort_ops and "msm_scatter" not in sum_ops
+        assert sum_ops and not [x for x in sort_ops if x.startswith("msm_acc")]
 
 
 class _TakenRows:

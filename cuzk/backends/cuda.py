@@ -1104,7 +1104,7 @@ class CudaBackend(FrKernels):
 
     def _msm_plain(self, c: Curve, group: int, pts: Any, sc: Any) -> Any:
         """Σ s·P for device arrays without tables or masks (bases at infinity summed as
-        such): a streamed MSM's chunks, and the sum of their results."""
+        such): the sum of a streamed MSM's chunk results."""
         n = int(sc.shape[0])
         mod = self.module(c, "msm", group)
         marks = _Marks(self.msm_profile is not None)
@@ -1123,30 +1123,46 @@ class CudaBackend(FrKernels):
             return cp.zeros(_point_shape(c, group), dtype=cp.uint64)
         sc = self.to_device(scalars).reshape(-1, 4)
         rows = max(1, min(n, self.msm_stream_rows))
+        chunks = [(i0, min(rows, n - i0)) for i0 in range(0, n, rows)]
         main = cp.cuda.get_current_stream()
         copy = cp.cuda.Stream(non_blocking=True)
-        bufs = [cp.empty((rows, width), dtype=cp.uint64) for _ in range(min(2, -(-n // rows)))]
+        bufs = [cp.empty((rows, width), dtype=cp.uint64) for _ in range(min(2, len(chunks)))]
         # The pool hands out blocks in this stream's order: work queued here before may still
         # use them (say the NTT's buffers), so the first copies wait for it as later copies
         # wait for the sums of the buffer's previous chunk.
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(main)
         freed: list[Any] = [ready] * len(bufs)
-        parts = []
-        for k, i0 in enumerate(range(0, n, rows)):
-            m, b = min(rows, n - i0), k % len(bufs)
-            buf = bufs[b][:m]
+        up: list[Any] = []
+
+        def start_copy(k: int) -> None:
+            (i0, m), b = chunks[k], k % len(bufs)
             with copy:
                 copy.wait_event(freed[b])
-                buf.set(host[i0 : i0 + m], stream=copy)
-                up = cp.cuda.Event(disable_timing=True)
-                up.record(copy)
-            main.wait_event(up)
+                bufs[b][:m].set(host[i0 : i0 + m], stream=copy)
+                ev = cp.cuda.Event(disable_timing=True)
+                ev.record(copy)
+            up.append(ev)
+
+        mod = self.module(c, "msm", group)
+        parts = []
+        start_copy(0)
+        for k, (i0, m) in enumerate(chunks):
+            # Queued before this chunk's sort: the sort and the G2 host finish wait on the host
+            # for the device, and the next copy must not wait with them (round 20).
+            if k + 1 < len(chunks):
+                start_copy(k + 1)
             # a chunk's scalars gathered by index, not all at once: a tight card's room
             chunk_sc = sc[i0 : i0 + m] if index is None else sc[index[i0 : i0 + m]]
-            parts.append(self._msm_plain(c, group, buf, chunk_sc).reshape(1, width))
-            freed[b] = cp.cuda.Event(disable_timing=True)
-            freed[b].record(main)
+            marks = _Marks(self.msm_profile is not None)
+            # the digit sort reads scalars only: it runs while the chunk's points arrive
+            dg = self._sort_digits(mod, chunk_sc, m, self._windows(c, group, m, None, chunk_sc),
+                                   marks)
+            main.wait_event(up[k])
+            out = self._bucket_sums(c, group, mod, bufs[k % len(bufs)][:m], dg, 0, marks, m)
+            parts.append(out.reshape(1, width))
+            freed[k % len(bufs)] = cp.cuda.Event(disable_timing=True)
+            freed[k % len(bufs)].record(main)
         if len(parts) == 1:
             return parts[0].reshape(_point_shape(c, group))
         ones = cp.zeros((len(parts), 4), dtype=cp.uint64)
