@@ -6,3 +6,14 @@
 # Call 1 (results/gpu_tests_h200_r20.txt): every gpu-marked test, including the engine's no-room
 # test whose expectation round 19 fixed after its last device call.
 python3 -m pytest -q -rf -m gpu tests/   # 197 passed, 1 skipped (no host C++ compiler there), 113 s
+# Call 2 (7072f65 "new" against 7c7d3a2 "old" from a `git archive` with the new gpu_kernels.py;
+# results/gpu_tests_h200_r20_call2.txt, results/gpu_h200_r20_pinned_{new,old}.json,
+# results/engine_gpu_h200_r20_p24_dev14gib_{new1,old1}.json):
+#   python3 -m pytest -q -rf -m gpu tests/test_gpu_backend.py tests/test_gpu_prove.py \
+#     tests/test_gpu_engine.py -k "kept_on_the_host or stream or no_room or live_bases"   # 14 passed
+#   python3 {,old/}benchmarks/gpu_kernels.py --msm "" --msm-host "" --g2 "" --ntt "" --h "" \
+#     --msm-pinned 22,24 --reps 5    # G2 2^24 bits 147.69 -> 106.28 ms, G1 57.93 -> 51.70
+#   E="--log 24 --setup-backend cuda --key-cache /tmp/kc --devices 1 --gpu-workers 2 \
+#     --partition-workers 8 --jobs 2 --verify 2 --cross-backend 0 --evaluate-on device --device-gib 14"
+#   python3 benchmarks/engine_gpu.py $E       # new1: region 358.15 ms, 2/2 verified
+#   python3 old/benchmarks/engine_gpu.py $E   # old1: region 392.29 ms, 2/2 verified
