@@ -1092,6 +1092,18 @@ def _assert_copies_run_ahead(log: list[str], chunks: int) -> None:
         assert sum_ops and not [x for x in sort_ops if x.startswith("msm_acc")]
 
 
+def _count_calls(monkeypatch, module, name: str) -> list[int]:
+    """[calls so far] of module.name, wrapped for the test."""
+    calls, fn = [0], getattr(module, name)
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return fn(*a, **k)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 class _TakenRows:
     """Counts the rows a streamed MSM's chunk copies carry (cupy.ndarray.set on the fake)."""
 
@@ -1123,7 +1135,10 @@ def test_streamed_msm_copies_only_the_live_bases(backend, cpu, rng, monkeypatch,
     pts[dead] = 0  # besides rows 0 and 5
     live = n - len(dead) - 2
     row_bytes = pts[0].nbytes
+    scans = _count_calls(monkeypatch, cuda, "_scan_live")
+    assert backend.resident_bytes(pts) == live * row_bytes + 4 * n  # as the engine sizes it
     assert backend.keep_on_host(pts) == live * row_bytes
+    assert scans == [1] and id(pts) not in backend._splits  # resident_bytes' scan, used
     assert backend.keep_on_host(pts) == live * row_bytes  # once
     assert backend.msm_infinity_share(pts) == (n - live) / n
     taken = _TakenRows(monkeypatch)
@@ -1168,9 +1183,11 @@ def test_keep_on_device_holds_the_live_bases_only(backend, cpu, rng, monkeypatch
     live = int(n - inf.sum())
     row_bytes = sparse[0].nbytes
     want_bytes = live * row_bytes + 4 * n  # the live rows and the ranks
+    scans = _count_calls(monkeypatch, cuda, "_scan_live")
     assert backend.resident_bytes(sparse) == want_bytes
     backend.to_device(sparse, keep=True)  # a whole copy made before: dropped
     assert backend.keep_on_device(sparse) == want_bytes
+    assert scans == [1] and id(sparse) not in backend._splits  # resident_bytes' scan, used
     assert backend.keep_on_device(sparse) == want_bytes  # once
     assert backend.resident_bytes(sparse) == want_bytes
     assert id(sparse) not in backend._resident
