@@ -55,6 +55,22 @@ class _OutOfMemory(Exception):
     pass
 
 
+class _StatusError(Exception):
+    """CuPy's CUDADriverError / CUDARuntimeError: a CUDA status code."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"status {status}")
+        self.status = status
+
+
+class _DriverError(_StatusError):
+    pass
+
+
+class _RuntimeError(_StatusError):
+    pass
+
+
 _current = threading.local()
 _CALLER = _Stream()
 
@@ -65,6 +81,12 @@ class _FakeCupy:
 
         class memory:  # noqa: N801
             OutOfMemoryError = _OutOfMemory
+
+        class driver:  # noqa: N801
+            CUDADriverError = _DriverError
+
+        class runtime:  # noqa: N801
+            CUDARuntimeError = _RuntimeError
 
         @staticmethod
         def get_current_stream() -> _Stream:
@@ -96,9 +118,10 @@ class _Probe:
         self.started: list[int] = []
         self.streams: set[int] = set()
 
-    def task(self, i: int, together: threading.Barrier | None = None, fail: int = 0) -> Any:
+    def task(self, i: int, together: threading.Barrier | None = None, fail: int = 0,
+             error: Any = lambda: _OutOfMemory("out of memory")) -> Any:
         """Task i; `together`: it waits there for the others of its batch (fails unless that
-        many run at once)."""
+        many run at once); it raises error() the first `fail` times."""
         left, ran = [fail], [False]
 
         def run() -> int:
@@ -115,7 +138,7 @@ class _Probe:
                 self.running -= 1
             if left[0] > 0:
                 left[0] -= 1
-                raise _OutOfMemory("out of memory")
+                raise error()
             return i * i
 
         return run
@@ -139,11 +162,32 @@ def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatc
         be._pool.shutdown()
 
 
-def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("error", (lambda: _OutOfMemory("out of memory"),
+                                   lambda: _DriverError(2), lambda: _RuntimeError(2)),
+                         ids=("pool", "driver", "runtime"))
+def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, error: Any) -> None:
+    """The pool's failed allocation, or the driver's or runtime's out-of-memory status (a
+    launch without room for its local memory on a full card)."""
     be = _backend(monkeypatch, 2)
+    assert be.is_out_of_memory(error())
     probe = _Probe()
     pair = threading.Barrier(2)
-    out = be.run_concurrently([probe.task(0, pair), probe.task(1, pair, fail=1), probe.task(2)])
+    out = be.run_concurrently([probe.task(0, pair), probe.task(1, pair, fail=1, error=error),
+                               probe.task(2)])
     assert out == [0, 1, 4] and be.oom_reruns == 1
     assert probe.started.count(1) == 2 and probe.most == 2
+    be._pool.shutdown()
+
+
+@pytest.mark.parametrize("error", (lambda: _DriverError(700), lambda: _RuntimeError(700),
+                                   lambda: RuntimeError("2")), ids=("driver", "runtime", "other"))
+def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPatch,
+                                                   error: Any) -> None:
+    """Any other status (700: an illegal address) fails the region: no rerun."""
+    be = _backend(monkeypatch, 2)
+    assert not be.is_out_of_memory(error())
+    probe = _Probe()
+    with pytest.raises(type(error())):
+        be.run_concurrently([probe.task(0), probe.task(1, fail=1, error=error)])
+    assert be.oom_reruns == 0
     be._pool.shutdown()

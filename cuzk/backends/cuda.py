@@ -399,6 +399,21 @@ class _HostCopy:
         self.owner, self.pinned, self.index, self.dead = owner, pinned, index, dead
 
 
+_CUDA_OOM = 2  # CUDA_ERROR_OUT_OF_MEMORY (driver) and cudaErrorMemoryAllocation (runtime)
+
+
+def _is_oom(exc: BaseException) -> bool:
+    """exc is the device out of memory: the pool's failed allocation, or the driver's or the
+    runtime's own status (a launch whose local memory no longer fits on a full card, a module
+    load, a stream), which a rerun with less beside it can get past as well."""
+    if isinstance(exc, cp.cuda.memory.OutOfMemoryError):
+        return True
+    kinds = tuple(k for k in (getattr(getattr(cp.cuda, "driver", None), "CUDADriverError", None),
+                              getattr(getattr(cp.cuda, "runtime", None), "CUDARuntimeError", None))
+                  if isinstance(k, type))
+    return bool(kinds) and isinstance(exc, kinds) and getattr(exc, "status", None) == _CUDA_OOM
+
+
 def _scan_live(rows: np.ndarray) -> tuple[np.ndarray, int]:
     """(mask of the rows not all zero, the count that are: bases at infinity) of a host
     array of points as rows."""
@@ -686,7 +701,7 @@ class CudaBackend(FrKernels):
         results = []
         for task, f in zip(tasks, futures, strict=True):
             err = f.exception()
-            if isinstance(err, cp.cuda.memory.OutOfMemoryError):
+            if err is not None and _is_oom(err):
                 # Concurrent tasks hold their temporaries at the same time; alone, on the
                 # caller's stream, this one may fit (a full device still proves, in turn).
                 log.warning("concurrent task out of device memory; rerunning it alone: %s", str(err))
@@ -940,7 +955,7 @@ class CudaBackend(FrKernels):
     @staticmethod
     def is_out_of_memory(exc: BaseException) -> bool:
         """exc is a failed device allocation (the engine then frees MSM tables and reruns)."""
-        return isinstance(exc, cp.cuda.memory.OutOfMemoryError)
+        return _is_oom(exc)
 
     def release_cached_memory(self) -> None:
         """Return the memory pool's cached free blocks to the device."""
