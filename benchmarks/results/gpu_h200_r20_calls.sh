@@ -17,3 +17,16 @@ python3 -m pytest -q -rf -m gpu tests/   # 197 passed, 1 skipped (no host C++ co
 #     --partition-workers 8 --jobs 2 --verify 2 --cross-backend 0 --evaluate-on device --device-gib 14"
 #   python3 benchmarks/engine_gpu.py $E       # new1: region 358.15 ms, 2/2 verified
 #   python3 old/benchmarks/engine_gpu.py $E   # old1: region 392.29 ms, 2/2 verified
+# Call 3 (a4f99e0; results/gpu_tests_h200_r20_call3.txt, results/gpu_h200_r20_pinned_rows*.json,
+# results/engine_gpu_h200_r20_p24_dev14gib_new2.json):
+#   python3 -m pytest -q -rf -m gpu tests/   # 197 passed, 1 skipped
+#   for r in 21 23 24; do CUZK_MSM_STREAM_ROWS=$((1 << r)) python3 benchmarks/gpu_kernels.py \
+#     --msm "" --msm-host "" --g2 "" --ntt "" --h "" --msm-pinned 24 --reps 5; done
+#   CUZK_MSM_STREAM_ROWS=8388608 python3 benchmarks/engine_gpu.py $E   # warm-up job failed:
+#                                            # CUDADriverError CUDA_ERROR_OUT_OF_MEMORY
+#   python3 benchmarks/engine_gpu.py $E       # new2: region 369.67 ms, 2/2 verified
+# Call 4 (1829dcd; results/gpu_tests_h200_r20_call4.txt, results/engine_gpu_h200_r20_p24_dev14gib_c4new.json):
+#   python3 -m pytest -q -rf -m gpu tests/test_gpu_backend.py tests/test_gpu_prove.py \
+#     tests/test_gpu_engine.py -k "kept_on_the_host or stream or no_room or live_bases"   # 14 passed
+#   CUZK_MSM_STREAM_ROWS=8388608 python3 benchmarks/engine_gpu.py $E   # failed as in call 3
+#   python3 benchmarks/engine_gpu.py $E       # c4new: region 360.55 ms, 2/2 verified
