@@ -771,6 +771,48 @@ def test_a_region_out_of_memory_reruns_with_fewer_msms_at_once(
         eng.stop()
 
 
+@pytest.mark.parametrize("fits_at", (1 << 18, 1 << 17))
+def test_streamed_chunks_halve_when_a_region_runs_out_of_memory_in_turn(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture, fits_at: int) -> None:
+    """A key whose queries stay in pinned host memory, on a device where a streamed MSM's
+    chunks do not fit even with the MSMs in turn: the region reruns with the chunk halved
+    (logged, counted in GPU_END's oom_retries) until it fits, and the next regions start
+    there. Below the smallest chunk (2^18 bases) the partition fails as before."""
+    from cuzk.engine.engine import _MIN_STREAM_ROWS
+
+    class Streaming(SmallDevice):
+        msm_stream_rows = 1 << 20
+
+        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+            if id(points) in self._on_host and self.msm_stream_rows > fits_at:
+                raise MemoryError("out of device memory")
+            return super().g1_msm(curve, points, scalars)
+
+    fake = Streaming(1)  # no room: every query kept on the host
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT and len(fake._on_host) == 5
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            if fits_at < _MIN_STREAM_ROWS:
+                req = JobRequest(f"x-{rng.randrange(1 << 30)}", CID,
+                                 [PartitionInput(inputs={"seed": 1})])
+                bad = eng.await_job(eng.submit(req), timeout=300)
+                assert bad.state == JobState.FAILED and "out of device memory" in bad.error
+                assert fake.msm_stream_rows == _MIN_STREAM_ROWS
+                return
+            res = _prove_job(eng, pk, rng, 3)
+        assert fake.msm_stream_rows == fits_at
+        assert "streamed MSMs now upload chunks of 524288 bases (from 1048576)" in caplog.text
+        assert "chunks of 262144 bases (from 524288)" in caplog.text
+        ends = [e for e in eng.timeline.events()
+                if e.job_id == res.job_id and e.event == "GPU_END"]
+        assert sorted(str(e.detail.get("oom_retries", 0)) for e in ends) == ["0", "0", "2"]
+    finally:
+        eng.stop()
+
+
 def test_a_failed_warm_up_logged_does_not_keep_the_key(circuit: SyntheticCircuit,
                                                         pk: ProvingKey,
                                                         caplog: pytest.LogCaptureFixture) -> None:

@@ -1022,8 +1022,12 @@ class Engine:
                     if self._make_device_room(w, job, idx, backend, exc, "the kernel region"):
                         retries += 1
                         continue
-                    if width == 1 or not _out_of_memory(backend, exc) or \
-                            not getattr(backend, "concurrent", False):
+                    oom = _out_of_memory(backend, exc)
+                    in_turn = width == 1 or not getattr(backend, "concurrent", False)
+                    if oom and in_turn and _smaller_stream_chunks(w.device, key, backend):
+                        retries += 1  # in turn already: a streamed MSM's chunks are what is left
+                        continue
+                    if in_turn or not oom:
                         raise
                     width = 1
                     retries += 1
@@ -1325,6 +1329,25 @@ def _release_cached(backend: Any) -> None:
     release = getattr(backend, "release_cached_memory", None)
     if callable(release):
         release()
+
+
+_MIN_STREAM_ROWS = 1 << 18  # a G2 chunk pair of 100 MB: below that, give up
+
+
+def _smaller_stream_chunks(device: str, key: _DeviceKey | None, backend: Any) -> bool:
+    """Halve the backend's streamed-MSM chunk (msm_stream_rows) for a key with queries in
+    pinned host memory whose region ran out of memory with its MSMs in turn: each such MSM
+    holds two chunks and one chunk's sort. False when nothing is streamed or the chunk is
+    already at its minimum. Device-wide: every key's streamed MSMs use the smaller chunk."""
+    rows = int(getattr(backend, "msm_stream_rows", 0) or 0)
+    if key is None or not key.host_bytes or rows <= _MIN_STREAM_ROWS:
+        return False
+    backend.msm_stream_rows = max(_MIN_STREAM_ROWS, rows // 2)
+    _release_cached(backend)
+    log.warning("%s: a kernel region ran out of device memory with its MSMs in turn; streamed "
+                "MSMs now upload chunks of %d bases (from %d)", device,
+                backend.msm_stream_rows, rows)
+    return True
 
 
 def _fewer_msms(width: int) -> int:
