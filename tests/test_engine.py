@@ -243,7 +243,8 @@ def test_verify_after_prove_mismatch_fails_job(make_engine, circuit: SyntheticCi
     w = circuit.witness(rng.getrandbits(32), 0)
     _corrupt(w, rng)
     r = eng.await_job(eng.submit(JobRequest("vm", CID, [PartitionInput(witness=w)])), 300)
-    assert r.state == JobState.FAILED and "verify-after-prove" in r.error
+    assert r.state == JobState.FAILED
+    assert "partition 0: verify-after-prove failed: VerifyMismatch" in r.error  # the stage named
 
 
 def test_many_concurrent_jobs(make_engine, pk: ProvingKey, circuit: SyntheticCircuit,

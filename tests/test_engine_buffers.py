@@ -409,6 +409,7 @@ def test_engine_cancel_and_failures_return_buffers(
         bid, gid = eng.submit(bad), eng.submit(good)
         rb, rg = eng.await_job(bid, 300), eng.await_job(gid, 300)
         assert rb.state == JobState.FAILED and "injected kernel fault" in rb.error
+        assert "partition 1: kernel region failed" in rb.error
         assert rg.state == JobState.COMPLETED, rg.error
         _assert_verifies(pk, circuit, seeds, rg.proofs, rg.public_inputs)
         _wait(lambda: pool.in_use == 0)

@@ -363,6 +363,9 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         bad = eng.await_job(eng.submit(JobRequest(f"bad-{rng.randrange(1 << 30)}", CID,
                                                   [PartitionInput(witness=w)])), timeout=300)
         assert bad.state == JobState.FAILED and "does not satisfy" in bad.error
+        # checked where the constraints are evaluated
+        stage = "constraint evaluation" if on_device else "synthesis"
+        assert f"partition 0: {stage} failed: UnsatisfiedConstraint" in bad.error
         assert fake.evaluations == (n + 1 if on_device else 0)
         assert eng.evict(CID, KeyTier.WARM)
         assert fake._resident == {}

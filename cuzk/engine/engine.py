@@ -149,6 +149,7 @@ class _Worker:
     partition: int | None = None
     thread: threading.Thread | None = None
     stream: Any = None  # CUDA stream for this worker's uploads
+    stage: str = "proving"  # what a GPU worker is doing, for a failed partition's error
 
 
 class Engine:
@@ -977,10 +978,11 @@ class Engine:
             try:
                 self._prove_partition(w, item, lock, backend)
             except Exception as exc:  # never let a worker die; the job carries the error
-                self._fail(item.job, item.index, "proving", exc)
+                self._fail(item.job, item.index, w.stage, exc)
             finally:
                 self._partition_left(item.job, item)
                 w.job_id = w.partition = None
+                w.stage = "proving"
 
     def _prove_partition(self, w: _Worker, item: _GpuItem, lock: DeviceLock,
                          backend: Any) -> None:
@@ -995,6 +997,8 @@ class Engine:
         retries = 0  # kernel-region reruns after running out of device memory
         try:
             if upload is not None and _on_device(backend):
+                # with evaluate_on device the witness is checked there, against every constraint
+                w.stage = "upload" if item.syn.a is not None else "constraint evaluation"
                 dev_syn, t_acq = self._upload(w, job, idx, item, backend, lock, upload)
             kstream = self._kernel_stream(w.device) if w.stream is not None else None
             # Kernel region: the only code under the device lock (with the upload when the
@@ -1006,6 +1010,7 @@ class Engine:
             key = self._device_key(job.request.circuit_id, backend)
             width = key.msm_width if key is not None else 0
             reruns = getattr(backend, "oom_reruns", 0)
+            w.stage = "kernel region"
             while True:
                 try:
                     with _device_scope(w.device), (kstream if kstream is not None else contextlib.nullcontext()), \
@@ -1058,8 +1063,10 @@ class Engine:
             return
         g2 = None
         if cfg.g2_on_cpu:
+            w.stage = "G2 MSM"
             with self._span("g2", w, job, idx):
                 g2 = ph.g2_msm(pk, item.syn, self._g2_backend)
+        w.stage = "assembly"
         pubs = ph.public_inputs(pk, item.syn)
         # Nothing reads the partition's vectors from here on: its buffers can take the next one.
         self._release_buffers(item)
@@ -1068,6 +1075,7 @@ class Engine:
             proof = ph.assemble(pk, outputs, g2, self._host_backend(backend))
             data = ph.encode(proof)
         if cfg.verify_after_prove:
+            w.stage = "verify-after-prove"
             with self._span("verify", w, job, idx):
                 ok = ph.verify(pk, pubs, proof)
             if not ok:
