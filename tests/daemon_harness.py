@@ -75,9 +75,10 @@ def write_config(tmp: Path, extra: str = "", partitions: int = 2,
 
 
 class DaemonProc:
-    def __init__(self, config: Path, tmp: Path) -> None:
+    def __init__(self, config: Path, tmp: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
         self.tmp = tmp
+        self.env = {**os.environ, **(env or {})}  # the daemon's environment
         self.proc: subprocess.Popen | None = None
         self.grpc = ""
         self.http = ""
@@ -91,7 +92,7 @@ class DaemonProc:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cuzk.cli", "daemon", "--config", str(self.config),
              "--ready-file", str(ready)],
-            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=self.env,
         )
         deadline = time.monotonic() + timeout
         while not ready.exists():

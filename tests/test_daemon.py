@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
-from daemon_harness import DaemonProc, free_port, tiny_circuit, verify_result, write_config
+from daemon_harness import ROOT, DaemonProc, free_port, tiny_circuit, verify_result, write_config
 
 from cuzk.cli import main as cli
 from cuzk.server.client import ClientError
@@ -66,6 +66,7 @@ def test_client_flow(daemon: DaemonProc, rng: random.Random) -> None:
     assert {k["circuit_id"]: k["device_table_bytes"] for k in st["engine"]["keys"]}["tiny"] == 0
     assert 'cuzk_srs_device_table_bytes{circuit="tiny"} 0.0' in text
     assert 'cuzk_srs_streamed_bytes{circuit="tiny"} 0.0' in text
+    assert 'cuzk_device_lost{device="cpu"} 0.0' in text
 
     with urllib.request.urlopen(f"http://{daemon.http}/status", timeout=10) as r:
         body = json.loads(r.read())
@@ -223,4 +224,62 @@ def test_sigterm_keeps_unfinished_jobs(tmp_path: Path, rng: random.Random) -> No
     c = d.client(retry_unavailable_s=10)
     for s in subs:
         assert c.await_proof(s.job_id, timeout=180).ok
+    assert d.term() == 0
+
+
+_LOSE_THE_DEVICE = """
+# Test injection: the first G1 MSM of a GPU worker's kernel region fails with an error that
+# leaves its device unusable (as CUDA's illegal address would), once per marker file.
+import os
+import sys
+import threading
+
+sys.path.insert(0, {root!r})
+from cuzk.backends.cpu import CpuBackend  # noqa: E402
+
+
+class InjectedLoss(RuntimeError):
+    pass
+
+
+_msm = CpuBackend.g1_msm
+
+
+def g1_msm(self, curve, points, scalars):
+    if "/w" in threading.current_thread().name and not os.path.exists({marker!r}):
+        open({marker!r}, "w").close()
+        raise InjectedLoss("illegal address (injected)")
+    return _msm(self, curve, points, scalars)
+
+
+CpuBackend.g1_msm = g1_msm
+CpuBackend.is_device_lost = staticmethod(lambda exc: isinstance(exc, InjectedLoss))
+"""
+
+
+def test_a_lost_device_exits_for_a_restart_that_loses_nothing(tmp_path: Path,
+                                                              rng: random.Random) -> None:
+    """The daemon's only device fails with an error that leaves it unusable: the daemon stops
+    at once and exits with 75 (EX_TEMPFAIL) for its supervisor, the job still queued in the
+    store; restarted, it proves that job, and the proofs verify."""
+    from cuzk.server.daemon import EXIT_DEVICE_LOST
+
+    inject, marker = tmp_path / "inject", tmp_path / "lost-once"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(
+        _LOSE_THE_DEVICE.format(root=str(ROOT), marker=str(marker)))
+    path = os.pathsep.join(p for p in (str(inject), os.environ.get("PYTHONPATH", "")) if p)
+    d = DaemonProc(write_config(tmp_path, listen=f"127.0.0.1:{free_port()}"), tmp_path,
+                   env={"PYTHONPATH": path}).start()
+    c = d.client(retry_unavailable_s=120.0)
+    sub = c.submit("tiny-any", [rng.randrange(2**30) for _ in range(3)], request_id="lost-1")
+    assert d.proc is not None and d.proc.wait(120) == EXIT_DEVICE_LOST == 75
+    assert marker.exists()
+    log = d.log()
+    assert "device lost (InjectedLoss: illegal address (injected))" in log
+    assert "unfinished jobs stay queued for the restart" in log
+    d.start()  # the marker is there: no loss this time
+    res = c.await_proof(sub.job_id, timeout=180)
+    verify_result(res)
+    assert "recovered=1" in d.log()
     assert d.term() == 0

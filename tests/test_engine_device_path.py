@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import random
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -844,3 +845,134 @@ def test_a_failed_warm_up_logged_does_not_keep_the_key(circuit: SyntheticCircuit
         assert fake._on_host == {}
     finally:
         eng.stop()
+
+
+class _Sticky(RuntimeError):
+    """A device error that leaves the device unusable (as CUDA's illegal address does)."""
+
+
+class LosingDevice(FakeDevice):
+    """A FakeDevice whose first `fail` G1 MSMs raise _Sticky, which is_device_lost names;
+    `lost` is set then. Its healthy twin (`gate`) waits for that before its first MSM, so the
+    losing device is sure to meet a partition."""
+
+    def __init__(self, fail: int = 0, gate: threading.Event | None = None,
+                 hold: Any = None) -> None:
+        super().__init__()
+        self.fail, self.gate, self.hold = fail, gate, hold  # hold(): fail once it is true
+        self.lost = threading.Event()
+        self.devices_seen: list[str] = []
+
+    @staticmethod
+    def is_device_lost(exc: BaseException) -> bool:
+        return isinstance(exc, _Sticky)
+
+    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        if self.gate is not None:
+            assert self.gate.wait(60), "the other device never failed"
+        with self.lock:
+            boom = self.fail > 0
+            self.fail -= boom
+        if boom:
+            deadline = time.monotonic() + 60
+            while self.hold is not None and not self.hold() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.lost.set()
+            raise _Sticky("illegal address")
+        return super().g1_msm(curve, points, scalars)
+
+
+def _engine_with(backends: dict[str, FakeDevice], **cfg: Any) -> Engine:
+    """A started engine proving on the given fake devices."""
+
+    class Eng(Engine):
+        def _resolve_backends(self) -> None:
+            super()._resolve_backends()
+            self.devices, self._backends = list(backends), dict(backends)
+
+    base = {"backend": "cpu", "warm_up": False, "gpu_workers_per_device": 1}
+    # the config names one CPU device; the engine then proves on the fakes, by their names
+    return Eng(EngineConfig(devices=["cpu"], **{**base, **cfg}), phases=ProverPhases()).start()
+
+
+def test_a_lost_device_hands_its_partitions_to_the_others(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A device whose kernel region fails with an error that leaves it unusable is lost: its
+    workers stop, the partition goes back in the GPU queue and the other device proves it;
+    the job completes and verifies, status names the lost device, later jobs run on the
+    other device alone."""
+    bad = LosingDevice(fail=1)
+    good = LosingDevice(gate=bad.lost)
+    eng = _engine_with({"dev0": bad, "dev1": good})
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        with caplog.at_level("WARNING", logger="cuzk.engine"):
+            res = _prove_job(eng, pk, rng, 4)
+        assert "dev0: device lost (_Sticky: illegal address); its workers stop" in caplog.text
+        assert eng.engine_status()["lost_devices"] == {"dev0": "_Sticky: illegal address"}
+        ev = eng.timeline.events(res.job_id)
+        tried = [e.detail["partition"] for e in ev if e.event == "GPU_END"
+                 and e.detail["device"] == "dev0"]
+        assert len(tried) == 1  # dev0's one attempt; then it took no more
+        done = [e for e in ev if e.event == "PROOF_DONE"]
+        assert len(done) == 4 and {e.detail["device"] for e in done} == {"dev1"}
+        again = _prove_job(eng, pk, rng, 2)
+        assert {e.detail["device"] for e in eng.timeline.events(again.job_id)
+                if e.event == "GPU_START"} == {"dev1"}
+    finally:
+        eng.stop()
+
+
+def test_the_last_device_lost_fails_what_waits_for_it(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random) -> None:
+    """With no device left and no on_device_lost, the job fails saying so, as does every
+    other job whose partitions wait for a device, and new jobs are refused at once
+    (DeviceLost)."""
+    from cuzk.engine.engine import DeviceLost
+
+    queued: list[int] = []  # the GPU queue's depth, once the engine runs
+    eng = _engine_with({"dev0": LosingDevice(fail=1, hold=lambda: queued and queued[0]() >= 3)})
+    # lost with job 0's second partition and both of job 1's queued: no put follows
+    queued.append(lambda: len(eng.gpu_queue))
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        jobs = [eng.submit(JobRequest(f"lost-{j}", CID, [PartitionInput(inputs={"seed": s})
+                                                          for s in range(2)])) for j in range(2)]
+        for jid in jobs:
+            res = eng.await_job(jid, timeout=60)
+            assert res.state == JobState.FAILED
+            assert "every device is lost (dev0: _Sticky: illegal address); restart the engine" \
+                in res.error
+        assert eng.engine_status()["lost_devices"] == {"dev0": "_Sticky: illegal address"}
+        with pytest.raises(DeviceLost, match="every device is lost"):
+            eng.submit(JobRequest("lost-new", CID, [PartitionInput(inputs={"seed": 4})]))
+    finally:
+        eng.stop()
+
+
+def test_the_last_device_lost_calls_on_device_lost_and_keeps_the_job(
+        circuit: SyntheticCircuit, pk: ProvingKey) -> None:
+    """With on_device_lost (the daemon's restart), it is called once and the job is left
+    unfinished, for the restarted process to run from its store; stopping cancels it."""
+    eng = _engine_with({"dev0": LosingDevice(fail=1)}, gpu_workers_per_device=2)
+    calls: list[tuple[str, str]] = []
+    called = threading.Event()
+
+    def lost(device: str, reason: str) -> None:
+        calls.append((device, reason))
+        called.set()
+
+    eng.on_device_lost = lost
+    try:
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        req = JobRequest("held", CID, [PartitionInput(inputs={"seed": s}) for s in (1, 2, 3)])
+        jid = eng.submit(req)
+        assert called.wait(120)
+        with pytest.raises(TimeoutError):
+            eng.await_job(jid, timeout=0.5)
+        assert calls == [("dev0", "_Sticky: illegal address")]
+        assert eng.status(jid).state == JobState.RUNNING
+    finally:
+        eng.stop(drain=True, timeout=0.2)
+    assert eng.status(jid).state == JobState.CANCELLED

@@ -400,6 +400,22 @@ class _HostCopy:
 
 
 _CUDA_OOM = 2  # CUDA_ERROR_OUT_OF_MEMORY (driver) and cudaErrorMemoryAllocation (runtime)
+# Errors that leave the device's context unusable for the rest of the process (the driver's and
+# the runtime's codes agree): ECC uncorrectable, illegal address, launch timeout, device assert,
+# hardware stack error, illegal instruction, misaligned address, invalid address space, invalid
+# PC, launch failure.
+_CUDA_STICKY = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719})
+
+
+def _cuda_status(exc: BaseException) -> int | None:
+    """The CUDA status of CuPy's driver or runtime error, else None."""
+    kinds = tuple(k for k in (getattr(getattr(cp.cuda, "driver", None), "CUDADriverError", None),
+                              getattr(getattr(cp.cuda, "runtime", None), "CUDARuntimeError", None))
+                  if isinstance(k, type))
+    if not kinds or not isinstance(exc, kinds):
+        return None
+    status = getattr(exc, "status", None)
+    return status if isinstance(status, int) else None
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -408,10 +424,7 @@ def _is_oom(exc: BaseException) -> bool:
     load, a stream), which a rerun with less beside it can get past as well."""
     if isinstance(exc, cp.cuda.memory.OutOfMemoryError):
         return True
-    kinds = tuple(k for k in (getattr(getattr(cp.cuda, "driver", None), "CUDADriverError", None),
-                              getattr(getattr(cp.cuda, "runtime", None), "CUDARuntimeError", None))
-                  if isinstance(k, type))
-    return bool(kinds) and isinstance(exc, kinds) and getattr(exc, "status", None) == _CUDA_OOM
+    return _cuda_status(exc) == _CUDA_OOM
 
 
 def _scan_live(rows: np.ndarray) -> tuple[np.ndarray, int]:
@@ -956,6 +969,12 @@ class CudaBackend(FrKernels):
     def is_out_of_memory(exc: BaseException) -> bool:
         """exc is a failed device allocation (the engine then frees MSM tables and reruns)."""
         return _is_oom(exc)
+
+    @staticmethod
+    def is_device_lost(exc: BaseException) -> bool:
+        """exc left the device unusable in this process (an illegal address, a failed launch,
+        an uncorrectable ECC error): the engine stops using it."""
+        return _cuda_status(exc) in _CUDA_STICKY
 
     def release_cached_memory(self) -> None:
         """Return the memory pool's cached free blocks to the device."""

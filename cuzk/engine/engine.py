@@ -84,6 +84,10 @@ class VerifyMismatch(EngineError):
     pass
 
 
+class DeviceLost(EngineError):
+    """Every device the engine proves on failed with an error that leaves it unusable."""
+
+
 @dataclass
 class _Job:
     job_id: str
@@ -194,6 +198,13 @@ class Engine:
         self.devices: list[str] = []
         self._backends: dict[str, Any] = {}
         self._streams: dict[str, Any] = {}
+        # device -> why it is lost (an error that left it unusable: is_device_lost); its
+        # workers stop and its partitions go to the other devices
+        self.lost_devices: dict[str, str] = {}
+        # Called once, outside the engine's locks, when the last device is lost: the owner
+        # (the daemon) restarts the process, and its job store resubmits the unfinished jobs.
+        # Without it, those jobs fail.
+        self.on_device_lost: Callable[[str, str], None] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -585,6 +596,8 @@ class Engine:
         with self._lock:
             if not self._accepting:
                 raise EngineError("engine is not accepting jobs (not started or stopping)")
+            if self._no_device_left():
+                raise self._no_device_error()
             existing = self._by_request.get(request.request_id)
             if existing is not None:
                 return existing
@@ -649,6 +662,7 @@ class Engine:
                 "running": self._started and not self._stopping,
                 "uptime_ms": round(self.timeline.now_ms(), 3),
                 "devices": list(self.devices),
+                "lost_devices": dict(self.lost_devices),
                 "backend": {d: getattr(b, "name", "?") for d, b in self._backends.items()},
                 # where a, b, c are computed (config evaluate_on, resolved at start)
                 "evaluate_on": "device" if self._evaluate_on_device else "host",
@@ -881,9 +895,14 @@ class Engine:
                     "GPU_QUEUE", job.job_id, partition=idx, worker=w.name,
                     priority=job.priority.name, depth=len(self.gpu_queue._heap))
 
+            if self._no_device_left():
+                self._fail(job, idx, "proving", self._no_device_error())
+                return
             key = (-int(job.priority), job.seq, idx)
             if self.gpu_queue.put(key, item, abort=lambda: job.finished, on_enqueue=on_enqueue):
                 item, handed_over = None, True  # the GPU side owns it now
+                if self._no_device_left():  # lost while this one went in: nobody takes it
+                    self._fail_queued_without_device()
         except QueueClosed:
             pass
         finally:
@@ -975,14 +994,82 @@ class Engine:
                 item: _GpuItem = self.gpu_queue.get(on_pickup=on_pickup)
             except QueueClosed:
                 return
+            handed_on = False  # to another device, or held for the restart
             try:
+                if w.device in self.lost_devices:  # another of its workers met the error
+                    handed_on = self._hand_on(w, item)
+                    return
                 self._prove_partition(w, item, lock, backend)
             except Exception as exc:  # never let a worker die; the job carries the error
+                if item.syn is not None and _device_lost(backend, exc):
+                    self._lose_device(w.device, exc)
+                    handed_on = self._hand_on(w, item)
+                    return  # this worker stops: its device is gone
                 self._fail(item.job, item.index, w.stage, exc)
             finally:
-                self._partition_left(item.job, item)
+                if not handed_on:
+                    self._partition_left(item.job, item)
                 w.job_id = w.partition = None
                 w.stage = "proving"
+
+    def _healthy_devices(self) -> list[str]:
+        return [d for d in self.devices if d not in self.lost_devices]
+
+    def _lose_device(self, device: str, exc: BaseException) -> None:
+        """Mark the device lost (once) after an error that left it unusable; when it was the
+        last one, fail what waits for the GPU, or leave it to on_device_lost's restart."""
+        reason = f"{type(exc).__name__}: {exc}"
+        with self._lock:
+            if device in self.lost_devices:
+                return
+            self.lost_devices[device] = reason
+            last = not self._healthy_devices()
+        log.critical("%s: device lost (%s); its workers stop%s", device, reason,
+                     "" if not last else "; no device is left" + (
+                         ", restarting" if self.on_device_lost is not None else
+                         ": the jobs waiting for one fail"))
+        if not last:
+            return
+        if self.on_device_lost is not None:
+            try:
+                self.on_device_lost(device, reason)
+            except Exception:
+                log.exception("on_device_lost failed")
+            return
+        self._fail_queued_without_device()
+
+    def _no_device_left(self) -> bool:
+        """Every device is lost and nobody restarts the engine: GPU work can only fail."""
+        return bool(self.lost_devices) and not self._healthy_devices() and \
+            self.on_device_lost is None
+
+    def _fail_queued_without_device(self) -> None:
+        for item in self.gpu_queue.remove_if(lambda _it: True):
+            self._fail(item.job, item.index, "proving", self._no_device_error())
+            self._partition_left(item.job, item)
+
+    def _no_device_error(self) -> DeviceLost:
+        lost = "; ".join(f"{d}: {why}" for d, why in self.lost_devices.items())
+        return DeviceLost(f"every device is lost ({lost}); restart the engine")
+
+    def _hand_on(self, w: _Worker, item: _GpuItem) -> bool:
+        """A partition whose device is lost: back in the GPU queue for the other devices, or
+        held (the job left unfinished) for on_device_lost's restart; else its job fails.
+        True when the partition lives on (not left)."""
+        job = item.job
+        if job.finished:
+            return False
+        if self._healthy_devices():
+            # its queue slot was its own: put back past the capacity, ahead of newer items
+            try:
+                self.gpu_queue.put_back((-int(job.priority), job.seq, item.index), item)
+            except QueueClosed:  # stopping
+                return False
+            return True
+        if self.on_device_lost is not None:
+            return True
+        self._fail(job, item.index, w.stage, self._no_device_error())
+        return False
 
     def _prove_partition(self, w: _Worker, item: _GpuItem, lock: DeviceLock,
                          backend: Any) -> None:
@@ -1324,6 +1411,12 @@ def _takes_out(fn: Any) -> bool:
 
 def _on_device(backend: Any) -> bool:
     return callable(getattr(backend, "to_device", None))
+
+
+def _device_lost(backend: Any, exc: BaseException) -> bool:
+    """exc left the backend's device unusable (is_device_lost: a sticky CUDA error)."""
+    lost = getattr(backend, "is_device_lost", None)
+    return callable(lost) and bool(lost(exc))
 
 
 def _out_of_memory(backend: Any, exc: BaseException) -> bool:

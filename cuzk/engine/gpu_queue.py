@@ -86,6 +86,16 @@ class BoundedPriorityQueue:
                 self._cv.notify_all()
             return True
 
+    def put_back(self, key: Key, item: Any) -> None:
+        """Re-enqueue an item a consumer took and could not finish (its device was lost),
+        without waiting for a slot: the slot it held was its own."""
+        with self._cv:
+            if self._closed:
+                raise QueueClosed
+            heapq.heappush(self._heap, _Entry(key, next(self._seq), item))
+            self._record()
+            self._cv.notify_all()
+
     def get(self, timeout: float | None = None,
             on_pickup: Callable[[Any], None] | None = None) -> Any:
         """Pop the highest-priority item; raises QueueClosed once closed and empty,

@@ -2,6 +2,8 @@
 
 SIGTERM/SIGINT: stop accepting jobs, give running ones [daemon] shutdown_grace_s to finish,
 leave the rest queued in the store (the next start resubmits them), then close the listeners.
+A lost device (an error that leaves it unusable, with no other device left) stops the daemon
+the same way at once and exits with EXIT_DEVICE_LOST, for a supervisor to restart it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from cuzk.server.service import ProvingService, ServiceError
 from cuzk.server.store import JobStore
 
 log = logging.getLogger("cuzk.server")
+
+EXIT_DEVICE_LOST = 75  # EX_TEMPFAIL: restart me (a CUDA context cannot be recovered in-process)
 
 
 class JsonFormatter(logging.Formatter):
@@ -80,6 +84,7 @@ class Daemon:
         self.config = config
         self._phases = phases  # tests may swap the prover phases; None = the real prover
         self._stop = threading.Event()
+        self.exit_code = 0
         self.grpc_address = ""
         self.http_address = ""
 
@@ -101,6 +106,7 @@ class Daemon:
         if removed:
             log.info("store: removed %d job(s) past retention", removed)
         self.engine = Engine(ecfg, phases=self._phases)
+        self.engine.on_device_lost = self._device_lost
         self.service = ProvingService(
             self.engine, self.store, infos, d["max_pending_jobs"], c["memory"]["max_pending_bytes"]
         )
@@ -153,15 +159,32 @@ class Daemon:
     def request_stop(self, *_: Any) -> None:
         self._stop.set()
 
+    def _device_lost(self, device: str, reason: str) -> None:
+        """The engine's last device is unusable: stop now, leaving the unfinished jobs queued
+        in the store, and exit with EXIT_DEVICE_LOST so a supervisor restarts the daemon."""
+        log.critical("%s lost (%s): stopping; unfinished jobs stay queued for the restart",
+                     device, reason)
+        self.exit_code = EXIT_DEVICE_LOST
+        self._stop.set()
+
     def wait(self) -> None:
         while not self._stop.wait(0.5):
             pass
 
     def stop(self) -> None:
-        grace = self.config["daemon"]["shutdown_grace_s"]
+        # with no device left, nothing running can finish: keep it all queued at once
+        grace = 0.0 if self.exit_code == EXIT_DEVICE_LOST else \
+            self.config["daemon"]["shutdown_grace_s"]
         log.info("shutting down: finishing running jobs (up to %.0f s), keeping the rest queued", grace)
         self._stop.set()
-        self.service.stop(grace)
+        try:
+            self.service.stop(grace)
+        except Exception:
+            if self.exit_code != EXIT_DEVICE_LOST:
+                raise
+            # freeing device memory may fail on a lost device; the store holds every
+            # unfinished job as accepted, so the restart resubmits them all the same
+            log.exception("stopping the engine after the device loss")
         # Awaiters of finished jobs have their answers by now; refuse new calls.
         self.server.stop(grace=2).wait(5)
         if self.http is not None:
@@ -183,4 +206,4 @@ def run(config: DaemonConfig, ready_file: str | None = None) -> int:
         os.replace(tmp, ready_file)
     daemon.wait()
     daemon.stop()
-    return 0
+    return daemon.exit_code

@@ -59,6 +59,11 @@ class _Live(Collector):
         for k in es.get("keys", []):
             streamed.add_metric([k["circuit_id"]], k.get("streamed_bytes", 0))
         yield streamed
+        lost = GaugeMetricFamily("cuzk_device_lost", "1 for a device an error left unusable "
+                                 "(its partitions go to the other devices)", labels=["device"])
+        for dev in es.get("devices", []):
+            lost.add_metric([dev], float(dev in es.get("lost_devices", {})))
+        yield lost
         lock = CounterMetricFamily("cuzk_device_kernel_seconds", "Time the device lock was held",
                                    labels=["device"])
         for dev, s in es.get("locks", {}).items():
