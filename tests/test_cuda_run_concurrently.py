@@ -191,3 +191,19 @@ def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPat
         be.run_concurrently([probe.task(0), probe.task(1, fail=1, error=error)])
     assert be.oom_reruns == 0
     be._pool.shutdown()
+
+
+@pytest.mark.parametrize(("error", "lost", "oom"), (
+    (lambda: _RuntimeError(700), True, False),   # an illegal address: the context is gone
+    (lambda: _DriverError(719), True, False),    # a launch failure
+    (lambda: _RuntimeError(214), True, False),   # an uncorrectable ECC error
+    (lambda: _DriverError(2), False, True),      # out of memory: a rerun can get past it
+    (lambda: _RuntimeError(1), False, False),    # an invalid value: this call's mistake only
+    (lambda: _OutOfMemory("out of memory"), False, True),
+    (lambda: RuntimeError("700"), False, False),
+))
+def test_device_lost_names_the_errors_that_leave_the_device_unusable(
+        monkeypatch: pytest.MonkeyPatch, error: Any, lost: bool, oom: bool) -> None:
+    be = _backend(monkeypatch, 1)
+    assert be.is_device_lost(error()) is lost
+    assert be.is_out_of_memory(error()) is oom
