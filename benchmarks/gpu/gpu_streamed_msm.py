@@ -9,7 +9,7 @@ and scalars, and checks that all three agree bit for bit:
   while the sums of the chunk before run (keep_on_host).
 Medians of --reps CUDA-synchronized timings after one warm-up; JSON to --out.
 
-    python3 benchmarks/gpu_streamed_msm.py --logs 22,24 --rows 21,22,23 --out $OUT
+    python3 benchmarks/gpu/gpu_streamed_msm.py --logs 22,24 --rows 21,22,23 --out $OUT
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import cupy as cp  # noqa: E402

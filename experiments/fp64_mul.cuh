@@ -1,6 +1,6 @@
-// BLS12-381 Fq Montgomery product on the FP64 pipe (benchmarks/gpu_pipes.py; exactness:
-// tests/test_fp64_mul_host.py). A research prototype, not used by the backend: it measures
-// what a product built from double FMAs costs beside the integer one (NOTES, GPU round 5).
+// BLS12-381 Fq Montgomery product on the FP64 pipe (experiments/gpu_pipes.py; exactness:
+// experiments/test_fp64_mul_host.py). A research prototype, not used by the backend: it measures
+// what a product built from double FMAs costs beside the integer one.
 //
 // An element is 8 limbs of 48 bits held in doubles (every value an integer below 2^53, so
 // exact), R = 2^384, values below 2p (lazy reduction; 4p < R). A 48x48-bit partial product P

@@ -5,8 +5,8 @@ coefficients, snarkjs coset evaluations) and csr_matvec on an R1CS-shaped matrix
 ~3 entries, 80% of the coefficients ±1). Reports the best of `--runs` wall times, and the
 process CPU time of that run (so a busy machine shows up as cpu/wall < threads).
 
-    .venv/bin/python benchmarks/cpu_ntt.py                      # 2^12..2^20, both curves
-    .venv/bin/python benchmarks/cpu_ntt.py --sizes 16 17 --runs 5 --threads 1
+    .venv/bin/python benchmarks/cpu/cpu_ntt.py                      # 2^12..2^20, both curves
+    .venv/bin/python benchmarks/cpu/cpu_ntt.py --sizes 16 17 --runs 5 --threads 1
 
 Results: benchmarks/results/cpu_ntt.json.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from cuzk import _native  # noqa: E402

@@ -11,8 +11,8 @@ snarkjs's own `groth16 setup` needs a powers-of-tau file prepared for the size, 
 one past 2^12 takes over an hour here. `--zkey snarkjs` uses the committed power-12 ptau
 instead (2^12 only) as a cross-check that the key's origin does not matter.
 
-    .venv/bin/python benchmarks/cpu_vs_snarkjs.py                 # 2^12, 2^14, 2^16, both curves
-    .venv/bin/python benchmarks/cpu_vs_snarkjs.py --sizes 12 --runs 1
+    .venv/bin/python benchmarks/cpu/cpu_vs_snarkjs.py                 # 2^12, 2^14, 2^16, both curves
+    .venv/bin/python benchmarks/cpu/cpu_vs_snarkjs.py --sizes 12 --runs 1
 
 Generated circuits, keys and witnesses are cached under .cache/bench.
 """
@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from cuzk.curves import get_curve  # noqa: E402

@@ -3,8 +3,8 @@
 Medians of CUDA-event timings after a warm-up; inputs already on the device unless the row says
 "host". Writes JSON (--out) and prints a table last. One device call:
 
-    python3 benchmarks/gpu_kernels.py --warm          # compile every module in parallel first
-    python3 benchmarks/gpu_kernels.py --out results.json --msm 20,22,24 --ntt 20,22,24,26
+    python3 benchmarks/gpu/gpu_kernels.py --warm          # compile every module in parallel first
+    python3 benchmarks/gpu/gpu_kernels.py --out results.json --msm 20,22,24 --ntt 20,22,24,26
 
 Points are 2^16 distinct multiples of the generator (made on the GPU), tiled to n: memory
 traffic is that of n distinct points, and bucket contents are as random as with n distinct ones.
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import cupy as cp  # noqa: E402
 

@@ -1,4 +1,4 @@
-// Host driver for benchmarks/fp64_mul.cuh (tests/test_fp64_mul_host.py): the FP64 Montgomery
+// Host driver for experiments/fp64_mul.cuh (experiments/test_fp64_mul_host.py): the FP64 Montgomery
 // product with the device's round-toward-zero FMA emulated by the rounding mode.
 #define FP64_HOST
 #include <cstdint>

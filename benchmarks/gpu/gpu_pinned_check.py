@@ -5,7 +5,7 @@ whether allocating pinned memory on another thread stalls device work (--stall-g
 of NTTs with a sync after each, timed alone, beside a thread allocating (and filling) that
 many GiB of pinned buffers, and beside one filling as much ordinary numpy memory.
 
-    python3 benchmarks/gpu_pinned_check.py --out $OUT      # on the device machine
+    python3 benchmarks/gpu/gpu_pinned_check.py --out $OUT      # on the device machine
 """
 
 from __future__ import annotations

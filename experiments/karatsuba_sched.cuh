@@ -1,4 +1,4 @@
-// A Karatsuba Montgomery product with a shorter critical path, for benchmarks/gpu_products.py
+// A Karatsuba Montgomery product with a shorter critical path, for experiments/gpu_products.py
 // (not in the production headers, whose hash keys the kernel cache). ptx32.cuh's mont_mul_k
 // finishes the whole product T = a·b before its reduction starts; here the reduction starts on
 // the low product L = a0·b0 alone, and its first h steps overlap H = a1·b1, M and the middle

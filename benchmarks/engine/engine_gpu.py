@@ -10,9 +10,9 @@ kernel-region sum (per device: --devices N spreads the partitions over cuda:0..N
 the sum is divided by N and every device's busy fraction is reported). A sample of proofs is verified by the pairing check (py_arkworks), or, where
 that library is missing, compared byte for byte with the CPU backend's proof for the same r, s.
 
-    python3 benchmarks/engine_gpu.py --prepare --log 20 --out $OUT      # device machine
-    python3 benchmarks/engine_gpu.py --devices 2 --gpu-workers 2 --partition-workers 8 --out $OUT
-    python3 benchmarks/engine_gpu.py --backend cpu --log 12 --partition-workers 1,2 --out /tmp/e
+    python3 benchmarks/engine/engine_gpu.py --prepare --log 20 --out $OUT      # device machine
+    python3 benchmarks/engine/engine_gpu.py --devices 2 --gpu-workers 2 --partition-workers 8 --out $OUT
+    python3 benchmarks/engine/engine_gpu.py --backend cpu --log 12 --partition-workers 1,2 --out /tmp/e
 
 --prepare builds cuzk._native and compiles the NVRTC modules in parallel processes first.
 A table is printed last; JSON (engine_gpu.json), the timelines and a waterfall PNG go to --out.
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 CURVE = "bls12_381"

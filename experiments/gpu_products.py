@@ -9,7 +9,7 @@ kernels use karatsuba_sched.cuh (the reduction overlapping the product). The bui
 give bit-identical outputs (checked); registers and spill bytes per kernel are reported,
 since the Karatsuba temporaries could push the bucket-sum kernels over their register cap.
 
-    python3 benchmarks/gpu_products.py --out $OUT/products.json     # on the device machine
+    python3 experiments/gpu_products.py --out $OUT/products.json     # on the device machine
 """
 
 from __future__ import annotations

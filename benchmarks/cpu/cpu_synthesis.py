@@ -7,8 +7,8 @@ partition workers do: the host's synthesis throughput, partitions per second, ag
 to set a GPU region's time; and K witnesses alone at once, the partition workers' whole work
 when the engine evaluates the constraints on the device (evaluate_on).
 
-    .venv/bin/python benchmarks/cpu_synthesis.py --logs 18,20 --reps 5 --out results.json
-    .venv/bin/python benchmarks/cpu_synthesis.py --logs 24 --reps 2 --threads 4,8,16
+    .venv/bin/python benchmarks/cpu/cpu_synthesis.py --logs 18,20 --reps 5 --out results.json
+    .venv/bin/python benchmarks/cpu/cpu_synthesis.py --logs 24 --reps 2 --threads 4,8,16
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cuzk.backends import get_backend  # noqa: E402
 from cuzk.circuits.synthetic import for_domain  # noqa: E402

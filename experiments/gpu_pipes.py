@@ -1,5 +1,5 @@
 """Does the FP64 pipe run beside the integer multiplier? A microbenchmark for the next step of
-the bucket sums (NOTES, GPU round 5).
+the bucket sums.
 
 The bucket sums are bound by the Montgomery product of BLS12-381's Fq, which runs on the
 integer multiply-add units (IMAD, the FMA pipe). A datacenter GPU also has full-rate FP64
@@ -15,7 +15,7 @@ building only if DFMAs issue beside the integer product instead of taking its sl
 If `both` takes about the longer of the two, the pipes overlap and FP64 adds throughput; if it
 takes about their sum, they compete. Prints a table; JSON with --out.
 
-    python3 benchmarks/gpu_pipes.py --out $OUT/pipes.json       # on the device machine
+    python3 experiments/gpu_pipes.py --out $OUT/pipes.json       # on the device machine
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/fp64_mul.cuh (the FP64-pipe Fq product that benchmarks/gpu_pipes.py times) is
+"""experiments/fp64_mul.cuh (the FP64-pipe Fq product that experiments/gpu_pipes.py times) is
 exact: compiled for the host with the device's round-toward-zero FMA emulated through the
 rounding mode, its Montgomery product of BLS12-381 Fq elements equals a·b·2^-384 mod p and
 stays below 2p, for random inputs below 2p and the edges. Needs no GPU."""
@@ -15,7 +15,7 @@ import pytest
 
 from cuzk.curves import get_curve
 
-ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
 CXX = shutil.which("g++") or shutil.which("clang++")
 L, N = 48, 8
 
@@ -35,7 +35,7 @@ def lib(tmp_path_factory):
     out = tmp_path_factory.mktemp("fp64") / "fp64.so"
     # no contraction or fast math: every operation as written, as on the device
     cmd = [CXX, "-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-shared",
-           f"-I{ROOT / 'benchmarks'}", str(ROOT / "tests/native/fp64_mul_driver.cpp"),
+           f"-I{HERE}", str(HERE / "fp64_mul_driver.cpp"),
            "-o", str(out)]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True)
     h = ctypes.CDLL(str(out))

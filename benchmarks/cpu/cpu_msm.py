@@ -5,8 +5,8 @@ development setup pays per key vector); the MSM is timed on full random scalars 
 H/L-query case) and on a Filecoin-like mix (`msm_mix_s`: 40% zeros, 40% ones, 10% 16-bit,
 10% full, the A/B-query case). Best of `--runs`. Results go to benchmarks/results/cpu_msm.json.
 
-    .venv/bin/python benchmarks/cpu_msm.py                       # everything
-    .venv/bin/python benchmarks/cpu_msm.py --sizes 16 --curves bls12_381 --groups g1
+    .venv/bin/python benchmarks/cpu/cpu_msm.py                       # everything
+    .venv/bin/python benchmarks/cpu/cpu_msm.py --sizes 16 --curves bls12_381 --groups g1
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from cuzk import _native  # noqa: E402
