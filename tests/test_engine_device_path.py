@@ -822,8 +822,8 @@ def test_a_failed_warm_up_logged_does_not_keep_the_key(circuit: SyntheticCircuit
                                                         caplog: pytest.LogCaptureFixture) -> None:
     """A warm-up that runs out of memory is logged; with the log records kept (as a capture
     keeps them), demoting the key still forgets its streamed copies: the record holds the
-    error's text, not the exception whose frames hold the key's device handle (found on the
-    H200: the pinned copies outlived the key)."""
+    error's text, not the exception whose frames hold the key's device handle (else the pinned
+    copies outlive the key)."""
 
     class Boom(SmallDevice):
         calls = 0

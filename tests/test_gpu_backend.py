@@ -243,7 +243,7 @@ class _SpinningEmpty:
     def empty(self, shape, dtype=cp.uint64):
         a = cp.empty(shape, dtype=dtype)
         if (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)) == self.shape:
-            cycles = 100_000_000  # ~50 ms at the H200's 2 GHz
+            cycles = 100_000_000  # ~50 ms at 2 GHz
             self.spin((64,), (256,), (a, np.uint64(a.size), np.int64(cycles)))
             self.filled += 1
         return a

@@ -115,9 +115,8 @@ def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
     """B₁, H and B₂ kept in pinned host memory (keep_on_host, as the engine does when they do
     not fit; B's copies hold their live bases only), their MSMs streamed in small chunks beside
     the partition's other streams: the same proof bytes as the CPU backend's, proof after
-    proof. (The copies' wait for work already
-    queued on the stream is checked structurally by tests/test_msm_kernels_host.py: this test
-    passed on the H200 without it too, while a 2^24 engine run made off-curve proofs.)"""
+    proof. (The copies' wait for work already queued on the stream is checked structurally by
+    tests/test_msm_kernels_host.py: this test passes without that wait too.)"""
     rng = random.Random(SEED ^ hash(curve))
     c = get_curve(curve)
     gpu = cuda.CudaBackend()

@@ -704,12 +704,12 @@ def test_precompute_msm_takes_a_stride_when_rows_do_not_fit(backend, cpu, rng, m
     monkeypatch.setattr(cuda, "_untabled_cost", lambda n, bits: 0)  # tables never pay
     backend.drop_msm_tables()
     assert backend.precompute_msm(c, pts, 1, reserve=0) == 0
-    # unlimited room keeps the old choice: one row per window of choose_table_window
+    # unlimited room: one row per window of choose_table_window
     assert cuda.choose_table_window(1 << 24, 255) == 20
 
 
 def test_table_shape_model_at_h200_sizes():
-    """The model's choices at the partition sizes measured on the H200: every row at 2^24
+    """The model's choices for 2^24 and 2^26 partitions on a 141 GB card: every row at 2^24
     (c = 20) and 2^26 (c = 22, 72 GiB for H); at 2^26 with room for 4 rows (~24 GiB) the 13
     windows of c = 20 in rows of 4 (4 bucket sets), ~9 % cheaper than no tables by the model;
     no table with room for one row (a copy of the points)."""

@@ -1,5 +1,5 @@
-"""The Groth16 prover, split into the phases of DESIGN §1 so the engine can hold a per-device
-lock over the kernel region only:
+"""The Groth16 prover, split into phases so the engine can hold a per-device lock over the
+kernel region only:
 
     synthesize (CPU) → upload (device backends: a, b, c and w to the device, once)
     → kernels (h and the G1 MSMs: the GPU region) → g2_msm (CPU, concurrent)

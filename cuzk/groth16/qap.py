@@ -159,7 +159,7 @@ def check_satisfied(r1cs: R1CS, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> 
 
 def _first_mismatch(curve: Curve | str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int:
     """First row where a·b ≠ c (canonical Fr rows), or −1. Native: two products per row and no
-    product array (2^20 rows: 84 → ~25 ms on 2 cores)."""
+    product array."""
     fn = _native_fn("fr_mul_mismatch")
     if fn is not None and len(a):
         cs = (np.ascontiguousarray(x) for x in (a, b, c))

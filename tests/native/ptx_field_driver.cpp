@@ -10,7 +10,7 @@
 
 #include "cuzk/curves.cuh"
 #ifdef CUZK_TEST_KARATSUBA_SCHED
-#include "karatsuba_sched.cuh"  // benchmarks/: the reduction overlapping the Karatsuba product
+#include "karatsuba_sched.cuh"  // experiments/ (its test builds this driver with -I experiments)
 #endif
 
 using namespace cuzk;
@@ -25,7 +25,7 @@ static bool same(const F& a, const F& b) {
     return true;
 }
 
-// a·b through benchmarks/karatsuba_sched.cuh when built with it, else mul_ptx again
+// a·b through experiments/karatsuba_sched.cuh when built with it, else mul_ptx again
 template <class F>
 static F mul_sched(const F& a, const F& b) {
 #ifdef CUZK_TEST_KARATSUBA_SCHED
