@@ -28,8 +28,8 @@ from cuzk.engine import (
 )
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof, proof_size
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
 
 CID = "syn"
 

@@ -16,7 +16,6 @@ import pytest
 
 from cuzk.backends.base import alloc_host
 from cuzk.backends.cpu import CpuBackend, native_module
-from cuzk.circuits.r1cs import CSR
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.engine import (
     CircuitSpec,
@@ -30,8 +29,9 @@ from cuzk.engine.buffers import HostBufferPool
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import prover, qap
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
+from cuzk.model.r1cs import CSR
 
 pytestmark = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
 

@@ -28,8 +28,8 @@ from cuzk.engine import (
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import prover, qap
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
 
 pytestmark = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
 
@@ -263,8 +263,8 @@ def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: Pr
     index and message, and pending refuses a witness of the wrong length."""
     from dataclasses import replace
 
-    from cuzk.circuits.r1cs import CSR
     from cuzk.groth16.errors import UnsatisfiedConstraint
+    from cuzk.model.r1cs import CSR
 
     full = prover.key_r1cs(pk.r1cs)
     empty_c = CSR(indptr=np.zeros(full.n_rows + 1, dtype=np.int64),

@@ -30,8 +30,8 @@ from cuzk.engine import (
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import qap
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
 from cuzk.server import config as server_config
 
 needs_native = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")

@@ -12,8 +12,8 @@ import pytest
 
 from cuzk.curves import BLS12_381, BN254, Curve
 from cuzk.formats import FormatError, _ec, decode_proof, encode_proof, points
-from cuzk.groth16.keys import Proof
 from cuzk.layout import g1_from_ints, g2_from_ints
+from cuzk.model.keys import Proof
 
 ark = pytest.importorskip("py_arkworks_bls12381")
 SEED = int.from_bytes(os.urandom(8), "little")

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
+from cuzk.model.r1cs import CSR, R1CS
 
 _BITS = 32  # bits per packed word
 _ONE = -1  # template column marker for the constant-one wire (column 0, not offset)

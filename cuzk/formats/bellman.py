@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.curves import Curve, get_curve
 from cuzk.formats import points
 from cuzk.formats.binfile import PathLike, open_bytes
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
+from cuzk.model.r1cs import R1CS
 
 Density = R1CS | tuple[np.ndarray, np.ndarray] | None
 

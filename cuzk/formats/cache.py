@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
 from cuzk.formats.binfile import PathLike
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
+from cuzk.model.r1cs import CSR, R1CS
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from cuzk.curves import Curve, get_curve
 from cuzk.formats import _ec
 from cuzk.formats.binfile import PathLike
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import Proof, VerifyingKey
 from cuzk.layout import G1Ints, G2Ints, g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
+from cuzk.model.keys import Proof, VerifyingKey
 
 
 def _load(path: PathLike | dict | list, name: str | None = None) -> tuple[Any, str]:

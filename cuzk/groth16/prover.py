@@ -28,11 +28,11 @@ import numpy as np
 
 from cuzk.backends import get_backend
 from cuzk.backends.base import Backend, alloc_host
-from cuzk.circuits.r1cs import R1CS
 from cuzk.groth16 import qap
 from cuzk.groth16.errors import UnsatisfiedConstraint
-from cuzk.groth16.keys import Proof, ProvingKey
 from cuzk.layout import fr_from_ints
+from cuzk.model.keys import Proof, ProvingKey
+from cuzk.model.r1cs import R1CS
 
 
 @dataclass

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuzk.curves import Curve
-from cuzk.groth16.keys import Proof, VerifyingKey
 from cuzk.layout import G1Ints, G2Ints, g1_to_ints, g2_to_ints, limbs_to_ints
+from cuzk.model.keys import Proof, VerifyingKey
 from cuzk.reference import ec
 
 

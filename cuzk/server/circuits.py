@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.engine.types import CircuitSpec
-from cuzk.groth16.keys import ProvingKey
+from cuzk.model.keys import ProvingKey
 
 _TABLE_KEYS = {"synthetic", "key", "zkey", "r1cs", "partitions", "description"}
 
