@@ -29,6 +29,7 @@ from cuzk.engine.buffers import HostBufferPool
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import prover, qap
+from cuzk.groth16.dev_keys import development_key
 from cuzk.groth16.verifier import verify
 from cuzk.model.keys import ProvingKey
 from cuzk.model.r1cs import CSR
@@ -131,7 +132,7 @@ def circuit() -> SyntheticCircuit:
 
 @pytest.fixture(scope="module")
 def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
-    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+    return development_key(circuit, convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture

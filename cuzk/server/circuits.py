@@ -17,6 +17,7 @@ loaded, so the daemon can check witnesses before they reach the engine.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,7 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     """`synthetic = { curve, constraints | log2, n_public, mults, convention, setup_seed,
     cache_dir }` → a cuzk.circuits.synthetic circuit whose jobs send a seed per partition."""
     from cuzk.circuits import synthetic
+    from cuzk.groth16.dev_keys import DEFAULT_SETUP_SEED, development_key
 
     unknown = set(params) - _SYNTHETIC_KEYS
     if unknown:
@@ -83,11 +85,14 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     if convention not in ("snarkjs", "bellman"):
         raise CircuitConfigError(f"{where} synthetic convention = {convention!r}: 'snarkjs' or 'bellman'")
     cache = params.get("cache_dir")
-    return circ.circuit_spec(
-        convention=convention,
-        cache_dir=Path(cache).expanduser() if cache else None,
-        setup_seed=str(params.get("setup_seed", "cuzk-synthetic")),
-    )
+    cache_dir = Path(cache).expanduser() if cache else None
+    setup_seed = str(params.get("setup_seed", DEFAULT_SETUP_SEED))
+
+    def load() -> ProvingKey:  # made or read on first use, not at startup
+        return development_key(circ, convention, cache_dir, setup_seed)
+
+    return CircuitSpec(key=load, witness_fn=circ.witness_fn(),
+                       description=json.dumps(circ.describe()))
 
 
 def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
