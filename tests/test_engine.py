@@ -17,7 +17,6 @@ import pytest
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.engine import (
     CircuitSpec,
-    ConfigError,
     Engine,
     EngineConfig,
     JobRequest,
@@ -31,6 +30,7 @@ from cuzk.formats.proof_bytes import decode_proof, proof_size
 from cuzk.groth16.dev_keys import development_key
 from cuzk.groth16.verifier import verify
 from cuzk.model.keys import ProvingKey
+from cuzk.settings import ConfigError
 
 CID = "syn"
 

@@ -376,7 +376,7 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
 
 def test_evaluate_on_device_needs_a_backend_that_can() -> None:
     """evaluate_on device without such a backend (here the plain CPU one) is a config error."""
-    from cuzk.engine.config import ConfigError
+    from cuzk.settings import ConfigError
 
     eng = Engine(EngineConfig(devices=["cpu"], backend="cpu", evaluate_on="device"))
     with pytest.raises(ConfigError, match="evaluate_on"):

@@ -19,7 +19,6 @@ from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
     CircuitSpec,
-    ConfigError,
     Engine,
     EngineConfig,
     JobRequest,
@@ -33,6 +32,7 @@ from cuzk.groth16 import qap
 from cuzk.groth16.verifier import verify
 from cuzk.model.keys import ProvingKey
 from cuzk.server import config as server_config
+from cuzk.settings import ConfigError
 
 needs_native = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
 
@@ -232,10 +232,10 @@ def test_daemon_toml_keys_reach_the_engine(tmp_path: Any) -> None:
     c = server_config.load(None, ["msm_table_reserve_bytes=1024", "gpus.msm_tables=false"])
     assert c["gpus"]["msm_table_reserve_bytes"] == 1024 and c["gpus"]["msm_tables"] is False
     p.write_text('[gpus]\nmsm_tables = "maybe"\n')
-    with pytest.raises(server_config.ConfigError, match=r"\[gpus\] msm_tables = 'maybe'"):
+    with pytest.raises(ConfigError, match=r"\[gpus\] msm_tables = 'maybe'"):
         server_config.load(p)
     p.write_text('[gpus]\nmsm_table_reserve_bytes = -5\n')
-    with pytest.raises(server_config.ConfigError, match="msm_table_reserve_bytes = -5"):
+    with pytest.raises(ConfigError, match="msm_table_reserve_bytes = -5"):
         server_config.load(p)
 
 
