@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
@@ -69,6 +70,12 @@ class FakeDevice(CpuBackend):
         with self.lock:
             self.msm_sizes.append(int(scalars.shape[0]))
         return super().g1_msm(curve, points, scalars)
+
+
+# The fake stands for a device backend (it has a device of its own to the prover and the
+# engine) while implementing only what the engine uses of the DeviceBackend contract today;
+# to be dropped once the engine's fakes implement the whole contract.
+DeviceBackend.register(FakeDevice)
 
 
 class ConcurrentFakeDevice(FakeDevice):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
@@ -91,6 +92,12 @@ class TableDevice(CpuBackend):
                 self.oom_with_tables -= 1
                 raise FakeDeviceOOM("out of device memory allocating 2 GiB")
         return super().g1_msm(curve, points, scalars)
+
+
+# The fake stands for a device backend (it has a device of its own to the prover and the
+# engine) while implementing only what the engine uses of the DeviceBackend contract today;
+# to be dropped once the engine's fakes implement the whole contract.
+DeviceBackend.register(TableDevice)
 
 
 class FakeDeviceOOM(RuntimeError):
