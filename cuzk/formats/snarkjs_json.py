@@ -53,6 +53,14 @@ def _int(v: Any, name: str, field: str) -> int:
     return out
 
 
+def _affine(group: ec.Group, jac: tuple[Any, Any, Any], name: str, field: str) -> Any:
+    """snarkjs's projective (x, y, z) as an affine point on the curve (None at z = 0)."""
+    pt = group.from_jac(jac)
+    if not group.is_on_curve(pt):
+        raise FormatError(name, "point is not on the curve", field)
+    return pt
+
+
 def g1_from_json(c: Curve, v: Any, name: str, field: str) -> G1Ints:
     if not isinstance(v, list) or len(v) not in (2, 3):
         raise FormatError(name, "G1 point must be a list [x, y, z]", field)
@@ -61,13 +69,7 @@ def g1_from_json(c: Curve, v: Any, name: str, field: str) -> G1Ints:
     p = c.p
     if max(x, y, z) >= p:
         raise FormatError(name, "coordinate not reduced modulo p", field)
-    if z == 0:
-        return None
-    G1 = ec.g1(c)
-    pt = G1.from_jac((x, y, z))
-    if not G1.is_on_curve(pt):
-        raise FormatError(name, "point is not on the curve", field)
-    return pt
+    return _affine(ec.g1(c), (x, y, z), name, field)
 
 
 def g2_from_json(c: Curve, v: Any, name: str, field: str) -> G2Ints:
@@ -80,13 +82,7 @@ def g2_from_json(c: Curve, v: Any, name: str, field: str) -> G2Ints:
     p = c.p
     if max(*x, *y, *z) >= p:
         raise FormatError(name, "coordinate not reduced modulo p", field)
-    if z == (0, 0):
-        return None
-    G2 = ec.g2(c)
-    pt = G2.from_jac((x, y, z))
-    if not G2.is_on_curve(pt):
-        raise FormatError(name, "point is not on the curve", field)
-    return pt
+    return _affine(ec.g2(c), (x, y, z), name, field)
 
 
 def g1_to_json(pt: G1Ints) -> list[str]:
