@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from cuzk.settings import ConfigError, Settings
+
 # Command modules, each exposing `register(subparsers)`; a command's handler is stored as
 # `func` on its parser and called with the parsed args, returning an exit code.
 COMMAND_MODULES = [
@@ -38,7 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    # A bad setting (an environment variable, a config value) is the user's to fix: one line
+    # naming it, no traceback. The environment is checked before any command runs.
+    try:
+        Settings.from_env()
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"cuzk: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

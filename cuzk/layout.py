@@ -60,28 +60,27 @@ def _mont_params(c: Curve) -> tuple[int, int]:
     return r_mont, pow(r_mont, -1, c.p)
 
 
-def fq_to_mont(curve: Curve | str, arr: np.ndarray) -> np.ndarray:
-    """Canonical Fq limbs (..., L) -> Montgomery form, same shape."""
+def _mont_convert(curve: Curve | str, arr: np.ndarray, to_mont: bool) -> np.ndarray:
     c = get_curve(curve)
     a = np.ascontiguousarray(arr, dtype=np.uint64)
     nat = _native()
     if nat is not None:
-        return nat.fq_to_mont(c.name, a.reshape(-1, c.limbs)).reshape(a.shape)
-    r_mont, _ = _mont_params(c)
-    vals = [v * r_mont % c.p for v in limbs_to_ints(a)]
+        f = nat.fq_to_mont if to_mont else nat.fq_from_mont
+        return f(c.name, a.reshape(-1, c.limbs)).reshape(a.shape)
+    r_mont, r_inv = _mont_params(c)
+    k = r_mont if to_mont else r_inv
+    vals = [v * k % c.p for v in limbs_to_ints(a)]
     return ints_to_limbs(vals, c.limbs).reshape(a.shape)
+
+
+def fq_to_mont(curve: Curve | str, arr: np.ndarray) -> np.ndarray:
+    """Canonical Fq limbs (..., L) -> Montgomery form, same shape."""
+    return _mont_convert(curve, arr, to_mont=True)
 
 
 def fq_from_mont(curve: Curve | str, arr: np.ndarray) -> np.ndarray:
     """Montgomery-form Fq limbs (..., L) -> canonical, same shape."""
-    c = get_curve(curve)
-    a = np.ascontiguousarray(arr, dtype=np.uint64)
-    nat = _native()
-    if nat is not None:
-        return nat.fq_from_mont(c.name, a.reshape(-1, c.limbs)).reshape(a.shape)
-    _, r_inv = _mont_params(c)
-    vals = [v * r_inv % c.p for v in limbs_to_ints(a)]
-    return ints_to_limbs(vals, c.limbs).reshape(a.shape)
+    return _mont_convert(curve, arr, to_mont=False)
 
 
 def _fq_mont_ints(c: Curve, values: Sequence[int]) -> np.ndarray:

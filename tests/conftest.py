@@ -347,7 +347,9 @@ def circuit():
 @pytest.fixture(scope="session")
 def pk(circuit, tmp_path_factory: pytest.TempPathFactory):
     """Its bellman-convention proving key (cached on disk for the session)."""
-    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+    from cuzk.groth16.dev_keys import development_key
+
+    return development_key(circuit, convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="session")

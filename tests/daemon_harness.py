@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.circuits.synthetic import SyntheticCircuit
+from cuzk.groth16.dev_keys import development_key, development_key_path
 from cuzk.server.client import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,11 +29,9 @@ def tiny_circuit() -> SyntheticCircuit:
 
 def tiny_key_path() -> Path:
     """The key-cache file of tiny_circuit() (made once, shared with the synthetic cache)."""
-    from cuzk.formats.cache import default_cache_dir
-
     circ = tiny_circuit()
-    circ.proving_key()
-    return default_cache_dir() / "synthetic" / f"{circ.cache_name('snarkjs', 'cuzk-synthetic')}.cuzkkey"
+    development_key(circ)
+    return development_key_path(circ)
 
 
 def free_port() -> int:
@@ -137,7 +136,7 @@ def verify_result(res: Any) -> None:
     from cuzk.groth16.verifier import verify
 
     assert res.ok, res.error
-    pk = tiny_circuit().proving_key()
+    pk = development_key(tiny_circuit())
     assert len(res.public_inputs) == len(res.proofs)
     for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
         assert verify(pk.vk, pubs, decode_proof(CURVE, data))

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from test_groth16 import booleanity, cubic
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.cli import main
 from cuzk.curves import get_curve
 from cuzk.formats.binfile import BinWriter, le_bytes, u32
 from cuzk.formats.wtns import write_wtns
 from cuzk.layout import fr_from_ints, fr_to_ints
+from cuzk.model.r1cs import R1CS
 
 SEED = int.from_bytes(os.urandom(8), "little")
 print(f"test_cli_groth16 seed: {SEED}")

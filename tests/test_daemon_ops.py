@@ -254,9 +254,10 @@ def test_zkey_circuit_with_r1cs_checks_witnesses(tmp_path: Path, circom_artifact
     from cuzk.formats.zkey import read_zkey_vk
     from cuzk.groth16.verifier import verify
     from cuzk.server import circuits
+    from cuzk.settings import ConfigError
 
     art = circom_artifact("bn254", "multi_io")
-    with pytest.raises(circuits.CircuitConfigError, match="r1cs .*file not found"):
+    with pytest.raises(ConfigError, match="r1cs .*file not found"):
         circuits.build("x", {"zkey": str(art.zkey), "r1cs": str(tmp_path / "missing.r1cs")})
     table = {"zkey": str(art.zkey), "r1cs": str(art.r1cs)}
     extra = "[srs.circuits.checked]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in table.items())

@@ -17,7 +17,6 @@ import pytest
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.engine import (
     CircuitSpec,
-    ConfigError,
     Engine,
     EngineConfig,
     JobRequest,
@@ -28,8 +27,10 @@ from cuzk.engine import (
 )
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof, proof_size
-from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.dev_keys import development_key
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
+from cuzk.settings import ConfigError
 
 CID = "syn"
 
@@ -41,7 +42,7 @@ def circuit() -> SyntheticCircuit:
 
 @pytest.fixture(scope="module")
 def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
-    return circuit.proving_key(cache_dir=tmp_path_factory.mktemp("keys"))
+    return development_key(circuit, cache_dir=tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cuzk.backends.base import alloc_host
+from cuzk.backends.base import DeviceBackend, alloc_host
 from cuzk.backends.cpu import CpuBackend, native_module
-from cuzk.circuits.r1cs import CSR
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.engine import (
     CircuitSpec,
@@ -30,8 +29,10 @@ from cuzk.engine.buffers import HostBufferPool
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import prover, qap
-from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.dev_keys import development_key
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
+from cuzk.model.r1cs import CSR
 
 pytestmark = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
 
@@ -97,6 +98,12 @@ class FakeDevice(CpuBackend):
             return {_addr(a) for a in self.allocated}
 
 
+# The fake stands for a device backend (it has a device of its own to the prover and the
+# engine) while implementing only what the engine uses of the DeviceBackend contract today;
+# to be dropped once the engine's fakes implement the whole contract.
+DeviceBackend.register(FakeDevice)
+
+
 class FailingKernels(ProverPhases):
     """Kernels that fail for partitions whose witness wire 1 is in `bad`."""
 
@@ -131,7 +138,7 @@ def circuit() -> SyntheticCircuit:
 
 @pytest.fixture(scope="module")
 def pk(circuit: SyntheticCircuit, tmp_path_factory: pytest.TempPathFactory) -> ProvingKey:
-    return circuit.proving_key(convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
+    return development_key(circuit, convention="bellman", cache_dir=tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture

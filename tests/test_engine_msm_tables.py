@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
     CircuitSpec,
-    ConfigError,
     Engine,
     EngineConfig,
     JobRequest,
@@ -30,9 +30,10 @@ from cuzk.engine import (
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16 import qap
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
 from cuzk.server import config as server_config
+from cuzk.settings import ConfigError
 
 needs_native = pytest.mark.skipif(native_module() is None, reason="native CPU backend not built")
 
@@ -91,6 +92,12 @@ class TableDevice(CpuBackend):
                 self.oom_with_tables -= 1
                 raise FakeDeviceOOM("out of device memory allocating 2 GiB")
         return super().g1_msm(curve, points, scalars)
+
+
+# The fake stands for a device backend (it has a device of its own to the prover and the
+# engine) while implementing only what the engine uses of the DeviceBackend contract today;
+# to be dropped once the engine's fakes implement the whole contract.
+DeviceBackend.register(TableDevice)
 
 
 class FakeDeviceOOM(RuntimeError):
@@ -232,10 +239,10 @@ def test_daemon_toml_keys_reach_the_engine(tmp_path: Any) -> None:
     c = server_config.load(None, ["msm_table_reserve_bytes=1024", "gpus.msm_tables=false"])
     assert c["gpus"]["msm_table_reserve_bytes"] == 1024 and c["gpus"]["msm_tables"] is False
     p.write_text('[gpus]\nmsm_tables = "maybe"\n')
-    with pytest.raises(server_config.ConfigError, match=r"\[gpus\] msm_tables = 'maybe'"):
+    with pytest.raises(ConfigError, match=r"\[gpus\] msm_tables = 'maybe'"):
         server_config.load(p)
     p.write_text('[gpus]\nmsm_table_reserve_bytes = -5\n')
-    with pytest.raises(server_config.ConfigError, match="msm_table_reserve_bytes = -5"):
+    with pytest.raises(ConfigError, match="msm_table_reserve_bytes = -5"):
         server_config.load(p)
 
 

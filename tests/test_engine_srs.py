@@ -13,7 +13,7 @@ import pytest
 from cuzk.curves import BLS12_381
 from cuzk.engine.srs import KeyTier, SrsManager
 from cuzk.formats.cache import save_key_cache
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
 
 
 def _key(n: int) -> ProvingKey:

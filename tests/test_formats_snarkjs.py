@@ -13,9 +13,9 @@ from conftest import CURVES
 from conftest import read_wtns as conftest_read_wtns
 
 from cuzk import formats as F
-from cuzk.circuits.r1cs import CSR
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints, fr_to_ints
+from cuzk.model.r1cs import CSR
 from cuzk.tools import snarkjs
 
 CIRCUITS = ("mul_chain_8", "multi_io")
@@ -218,7 +218,7 @@ def test_bellman_uncompressed_matches_arkworks(circom_artifact):
 
 
 def test_public_rows_order():
-    from cuzk.circuits.r1cs import R1CS
+    from cuzk.model.r1cs import R1CS
 
     c = get_curve("bn254")
     empty = CSR(np.zeros(3, np.int64), np.zeros(0, np.int64), np.zeros((0, 4), np.uint64), 5)

@@ -26,9 +26,9 @@ from cuzk.engine import (
     PartitionInput,
 )
 from cuzk.formats.proof_bytes import decode_proof
-from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.setup import setup
 from cuzk.groth16.verifier import verify
+from cuzk.model.keys import ProvingKey
 
 pytestmark = pytest.mark.gpu
 

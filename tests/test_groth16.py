@@ -13,14 +13,14 @@ import pytest
 
 from cuzk.backends import get_backend
 from cuzk.backends.cpu import native_module
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import CURVES, Curve, get_curve
 from cuzk.groth16 import prover, qap
 from cuzk.groth16.errors import UnsatisfiedConstraint
-from cuzk.groth16.keys import Proof, ProvingKey
 from cuzk.groth16.setup import setup
 from cuzk.groth16.verifier import explain, verify
 from cuzk.layout import fr_from_ints, fr_to_ints, g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
+from cuzk.model.keys import Proof, ProvingKey
+from cuzk.model.r1cs import CSR, R1CS
 from cuzk.reference import ec
 
 SEED = int.from_bytes(os.urandom(8), "little")

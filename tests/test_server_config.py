@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cuzk.server import config as cfg
+from cuzk.settings import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -77,7 +78,7 @@ synthetic = { constraints = 64 }
 )
 def test_errors_name_key_and_value(tmp_path: Path, text: str, needles: list[str]) -> None:
     p = write(tmp_path, text)
-    with pytest.raises(cfg.ConfigError) as exc:
+    with pytest.raises(ConfigError) as exc:
         cfg.load(p)
     msg = str(exc.value)
     for n in needles:
@@ -96,9 +97,9 @@ def test_overrides() -> None:
     assert c["pipeline"]["max_gpu_queue_depth"] == 7
     assert c["synthesis"]["partition_workers"] == 3
     assert c.engine_dict()["devices"] == ["cpu"]  # [] = CPU only
-    with pytest.raises(cfg.ConfigError, match="unknown config key"):
+    with pytest.raises(ConfigError, match="unknown config key"):
         cfg.load(None, ["nope=1"])
-    with pytest.raises(cfg.ConfigError, match="max_gpu_queue_depth"):
+    with pytest.raises(ConfigError, match="max_gpu_queue_depth"):
         cfg.load(None, ["max_gpu_queue_depth=-2"])
 
 

@@ -13,6 +13,7 @@ import pytest
 from cuzk.backends import get_backend
 from cuzk.circuits.synthetic import SyntheticCircuit, _mul128, for_domain, seed_of, witness_mix
 from cuzk.groth16 import prover, qap
+from cuzk.groth16.dev_keys import development_key
 from cuzk.groth16.errors import UnsatisfiedConstraint
 from cuzk.groth16.verifier import verify
 from cuzk.layout import fr_to_ints
@@ -100,11 +101,11 @@ def test_seed_of_inputs() -> None:
 
 def test_key_cached_once_and_proves(tmp_path: Path, rng: random.Random) -> None:
     c = for_domain("bn254", 7, n_public=1)
-    pk = c.proving_key("bellman", cache_dir=tmp_path)
+    pk = development_key(c, "bellman", cache_dir=tmp_path)
     files = list(tmp_path.glob("*.cuzkkey"))
     assert len(files) == 1
-    again = SyntheticCircuit(c.curve, c.n_constraints, n_public=1).proving_key(
-        "bellman", cache_dir=tmp_path)
+    again = development_key(SyntheticCircuit(c.curve, c.n_constraints, n_public=1),
+                            "bellman", cache_dir=tmp_path)
     assert again is not pk and np.array_equal(again.a_g1, pk.a_g1)
     assert list(tmp_path.glob("*.cuzkkey")) == files  # loaded, not regenerated
     seed = rng.getrandbits(32)

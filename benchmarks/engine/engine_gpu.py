@@ -72,12 +72,13 @@ def make_key(log2: int, backend: Any, cache_dir: str = "") -> tuple[Any, Any, fl
     """The development key of the synthetic circuit at 2^log2; with cache_dir it is read from
     (or written to) a key cache there, so several runs in one call pay for one setup."""
     from cuzk.circuits.synthetic import for_domain
+    from cuzk.groth16.dev_keys import development_key
     from cuzk.groth16.setup import setup
 
     circ = for_domain(CURVE, log2)
     t0 = time.time()
     if cache_dir:
-        pk = circ.proving_key("bellman", cache_dir, "cuzk-engine-gpu", backend)
+        pk = development_key(circ, "bellman", cache_dir, "cuzk-engine-gpu", backend)
     else:
         pk = setup(circ.r1cs, "cuzk-engine-gpu", convention="bellman", backend=backend)
     return circ, pk, time.time() - t0

@@ -121,7 +121,7 @@ def fake_key(gpu: CudaBackend, c, logn: int, seed: int, dense: bool = False):
     14, which made the MSMs of A, B1 and B2 add points a real key does not have)."""
     from cuzk.circuits.synthetic import for_domain
     from cuzk.formats.bellman import bellman_density
-    from cuzk.groth16.keys import ProvingKey
+    from cuzk.model.keys import ProvingKey
 
     circ = for_domain(c, logn)
     nv, npub, n = circ.n_vars, circ.n_public, 1 << logn

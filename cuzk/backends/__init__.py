@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import threading
 
 from cuzk.backends.base import Backend
+from cuzk.settings import settings
 
 _lock = threading.Lock()
 _instances: dict[str, Backend] = {}
@@ -58,7 +58,7 @@ def get_backend(name: str | None = "auto") -> Backend:
     The CUZK_BACKEND environment variable overrides "auto".
     """
     if name is None or name == "auto":
-        name = os.environ.get("CUZK_BACKEND", "auto") or "auto"
+        name = settings().backend
     with _lock:
         if name in _instances:
             return _instances[name]

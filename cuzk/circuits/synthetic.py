@@ -22,15 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
+from cuzk.model.r1cs import CSR, R1CS
 
 _BITS = 32  # bits per packed word
 _ONE = -1  # template column marker for the constant-one wire (column 0, not offset)
@@ -51,7 +50,6 @@ class SyntheticCircuit:
     n_constraints: int  # the circuit's own constraints (the key adds n_public + 1 rows)
     n_public: int = 2
     mults: int = 8  # multiplication constraints per unit
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.curve = get_curve(self.curve)
@@ -236,7 +234,7 @@ class SyntheticCircuit:
         return [int(v) for v in w[1 : 1 + self.n_public, 0]]
 
     def witness_fn(self) -> Callable[[Any, int], np.ndarray]:
-        """For CircuitSpec: inputs (an int seed, {"seed": int}, or seed bytes) → witness."""
+        """For the engine's CircuitSpec: inputs (an int seed, {"seed": int}, or seed bytes) → witness."""
 
         def gen(inputs: Any, partition: int) -> np.ndarray:
             return self.witness(seed_of(inputs), partition)
@@ -246,47 +244,10 @@ class SyntheticCircuit:
     # --- keys -------------------------------------------------------------------------------
 
     def cache_name(self, convention: str, setup_seed: str) -> str:
+        """The file name of its development key (cuzk.groth16.dev_keys), unique per shape."""
         tag = json.dumps([self.describe(), convention, setup_seed], sort_keys=True)
         digest = hashlib.sha256(tag.encode()).hexdigest()[:12]
         return f"synthetic-{self.curve.name}-{self.n_constraints}-{convention}-{digest}"
-
-    def proving_key(self, convention: str = "snarkjs", cache_dir: str | Path | None = None,
-                    setup_seed: str = "cuzk-synthetic", backend: Any = None) -> Any:
-        """The development-setup key (NOT for production), generated once per size and
-        convention and kept in the formats key cache under `cache_dir` (default
-        <CUZK_CACHE_DIR or ~/.cache/cuzk>/synthetic)."""
-        from cuzk.formats.cache import default_cache_dir, load_key_cache, save_key_cache
-        from cuzk.formats.errors import FormatError
-        from cuzk.groth16.setup import setup
-
-        key = (convention, setup_seed)
-        if key in self._cache:
-            return self._cache[key]
-        d = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "synthetic"
-        path = d / f"{self.cache_name(convention, setup_seed)}.cuzkkey"
-        pk = None
-        if path.exists():
-            try:
-                pk = load_key_cache(path)  # memory-mapped
-            except FormatError:
-                pk = None  # unreadable: make it again
-        if pk is None:
-            pk = setup(self.r1cs, setup_seed, convention=convention, backend=backend)
-            d.mkdir(parents=True, exist_ok=True)
-            save_key_cache(pk, path)
-        self._cache[key] = pk
-        return pk
-
-    def circuit_spec(self, convention: str = "snarkjs", cache_dir: str | Path | None = None,
-                     setup_seed: str = "cuzk-synthetic", lazy: bool = True) -> Any:
-        """A CircuitSpec for Engine.register_circuit (the key is made on first use if lazy)."""
-        from cuzk.engine.types import CircuitSpec
-
-        def load() -> Any:
-            return self.proving_key(convention, cache_dir, setup_seed)
-
-        return CircuitSpec(key=load if lazy else load(), witness_fn=self.witness_fn(),
-                           description=json.dumps(self.describe()))
 
 
 def for_domain(curve: Curve | str, log2: int, **kw: Any) -> SyntheticCircuit:

@@ -223,7 +223,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from cuzk.server.config import ConfigError
+    from cuzk.settings import ConfigError
 
     if args.local:
         try:
@@ -259,7 +259,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def _parse_sweep(items: list[str]) -> list[tuple[str, list[str]]]:
-    from cuzk.server.config import ConfigError, resolve_key
+    from cuzk.server.config import resolve_key
+    from cuzk.settings import ConfigError
 
     out = []
     for item in items:
@@ -275,7 +276,7 @@ def _parse_sweep(items: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from cuzk.server.config import ConfigError
+    from cuzk.settings import ConfigError
 
     try:
         axes = _parse_sweep(args.values)

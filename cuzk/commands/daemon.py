@@ -18,10 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cuzk.server import config as cfg
+    from cuzk.settings import ConfigError
 
     try:
         conf = cfg.load(args.config, args.set)
-    except cfg.ConfigError as exc:
+    except ConfigError as exc:
         print(f"cuzk daemon: {exc}", file=sys.stderr)
         return 2
     if args.check:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(log["level"], log["format"], log["file"])
     try:
         return run_daemon(conf, args.ready_file)
-    except cfg.ConfigError as exc:
+    except ConfigError as exc:
         print(f"cuzk daemon: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -70,21 +70,9 @@ def _err(msg: str) -> int:
     return 1
 
 
-def read_sym(path: Path) -> dict[int, str]:
-    """circom .sym lines `label,wire,component,name` -> {wire: name} (wire −1 = optimized out)."""
-    names: dict[int, str] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            parts = line.rstrip("\n").split(",", 3)
-            if len(parts) == 4 and parts[1].lstrip("-").isdigit():
-                wire = int(parts[1])
-                if wire >= 0 and wire not in names:
-                    names[wire] = parts[3]
-    return names
-
-
 def _load_r1cs(path: Path):  # noqa: ANN202
     from cuzk.formats.r1cs import read_r1cs
+    from cuzk.formats.sym import read_sym
 
     r1cs = read_r1cs(path)
     sym = path.with_suffix(".sym")

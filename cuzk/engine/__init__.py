@@ -1,7 +1,7 @@
 """Proving engine: partitioned jobs through a synthesis pool, a bounded priority GPU queue and
 GPU workers sharing one kernel-region lock per device; SRS tiers; TIMELINE events."""
 
-from cuzk.engine.config import ConfigError, EngineConfig
+from cuzk.engine.config import EngineConfig
 from cuzk.engine.engine import Engine, EngineError, VerifyMismatch
 from cuzk.engine.srs import KeyTier, SrsManager
 from cuzk.engine.timeline import Timeline, TimelineEvent, parse_line
@@ -17,7 +17,6 @@ from cuzk.engine.types import (
 
 __all__ = [
     "CircuitSpec",
-    "ConfigError",
     "Engine",
     "EngineConfig",
     "EngineError",

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuzk.settings import ConfigError
+
 _BACKENDS = ("auto", "cpu", "cuda", "reference")
 _EVALUATE_ON = ("auto", "host", "device")
 
@@ -27,10 +29,6 @@ _ALIASES = {
     "srs.key_cache_dir": "key_cache_dir",
     "memory.srs_budget_bytes": "srs_memory_budget_bytes",
 }
-
-
-class ConfigError(ValueError):
-    pass
 
 
 @dataclass

@@ -58,7 +58,7 @@ import numpy as np
 
 from cuzk.backends.base import alloc_host
 from cuzk.engine.buffers import HostBufferPool, Lease
-from cuzk.engine.config import ConfigError, EngineConfig
+from cuzk.engine.config import EngineConfig
 from cuzk.engine.gpu_queue import BoundedPriorityQueue, QueueClosed
 from cuzk.engine.phases import Phases, ProverPhases
 from cuzk.engine.srs import KeyTier, SrsManager
@@ -72,6 +72,7 @@ from cuzk.engine.types import (
     PartitionInput,
     Priority,
 )
+from cuzk.settings import ConfigError
 
 log = logging.getLogger("cuzk.engine")
 

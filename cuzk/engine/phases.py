@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cuzk.groth16.keys import ProvingKey
+from cuzk.model.keys import ProvingKey
 
 
 class Phases(Protocol):

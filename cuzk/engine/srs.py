@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.groth16.keys import ProvingKey
+from cuzk.model.keys import ProvingKey
 
 
 class KeyTier(enum.StrEnum):

@@ -3,6 +3,7 @@
 | module | files |
 |---|---|
 | `r1cs` | circom `.r1cs` -> R1CS; snarkjs's input-binding rows |
+| `sym` | circom `.sym` signal names per wire |
 | `wtns` | iden3 `.wtns` witnesses |
 | `zkey` | snarkjs Groth16 `.zkey` (read and write) |
 | `snarkjs_json` | proof.json, public.json, verification_key.json |
@@ -34,6 +35,7 @@ from cuzk.formats.snarkjs_json import (
     write_public_json,
     write_vk_json,
 )
+from cuzk.formats.sym import read_sym
 from cuzk.formats.wtns import read_wtns, write_wtns
 from cuzk.formats.zkey import read_zkey, read_zkey_vk, write_zkey
 
@@ -52,6 +54,7 @@ __all__ = [
     "read_proof_json",
     "read_public_json",
     "read_r1cs",
+    "read_sym",
     "read_vk_json",
     "read_wtns",
     "read_zkey",

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.curves import Curve, get_curve
 from cuzk.formats import points
 from cuzk.formats.binfile import PathLike, open_bytes
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
+from cuzk.model.r1cs import R1CS
 
 Density = R1CS | tuple[np.ndarray, np.ndarray] | None
 
@@ -58,25 +58,22 @@ class _Cursor:
         (n,) = struct.unpack(">I", self.take(4, f"{section} count"))
         return n
 
-    def g1s(self, n: int, section: str) -> np.ndarray:
-        size = points.g1_size(self.curve, False)
+    def _points(self, n: int, section: str, g2: bool) -> np.ndarray:
+        size = (points.g2_size if g2 else points.g1_size)(self.curve, False)
         if n * size > len(self.data) - self.pos:
             raise FormatError(
                 self.name,
                 f"truncated: {n} points need {n * size} bytes, {len(self.data) - self.pos} remain",
                 section,
             )
-        return points.g1_from_uncompressed(self.curve, self.take(n * size, section), n, self.name, section)
+        decode = points.g2_from_uncompressed if g2 else points.g1_from_uncompressed
+        return decode(self.curve, self.take(n * size, section), n, self.name, section)
+
+    def g1s(self, n: int, section: str) -> np.ndarray:
+        return self._points(n, section, g2=False)
 
     def g2s(self, n: int, section: str) -> np.ndarray:
-        size = points.g2_size(self.curve, False)
-        if n * size > len(self.data) - self.pos:
-            raise FormatError(
-                self.name,
-                f"truncated: {n} points need {n * size} bytes, {len(self.data) - self.pos} remain",
-                section,
-            )
-        return points.g2_from_uncompressed(self.curve, self.take(n * size, section), n, self.name, section)
+        return self._points(n, section, g2=True)
 
 
 @dataclass

@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
 from cuzk.formats.binfile import PathLike
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
+from cuzk.model.r1cs import CSR, R1CS
+from cuzk.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -238,8 +239,8 @@ def _check_shapes(pk: ProvingKey, name: str) -> None:
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("CUZK_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "cuzk"
+    d = settings().cache_dir
+    return Path(d) if d else Path.home() / ".cache" / "cuzk"
 
 
 def _sniff(path: PathLike) -> str:

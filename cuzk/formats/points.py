@@ -19,12 +19,26 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.curves import Curve
-from cuzk.formats import _ec
 from cuzk.formats.binfile import check_below
 from cuzk.formats.errors import FormatError
 from cuzk.layout import G1Ints, G2Ints, fq_from_mont, fq_to_mont, g1_to_ints, g2_to_ints
+from cuzk.reference import ec
 
 INFINITY = 0x40
+
+
+def _fq_is_largest(y: int, p: int) -> bool:
+    """zcash's 'lexicographically largest': y > (p-1)/2, i.e. y > -y."""
+    return y > (p - 1) // 2
+
+
+def _fq2_is_largest(y: tuple[int, int], p: int) -> bool:
+    return _fq_is_largest(y[1], p) if y[1] != 0 else _fq_is_largest(y[0], p)
+
+
+def _in_g1(curve: Curve, pt: G1Ints) -> bool:
+    """In G1's prime-order subgroup; BN254's G1 has cofactor 1, so any curve point is."""
+    return curve.name == "bn254" or ec.g1(curve).in_subgroup(pt)
 
 
 def _flags(curve: Curve) -> tuple[int, int, int]:
@@ -129,13 +143,14 @@ def g2_from_uncompressed(
 def check_points(curve: Curve, arr: np.ndarray, g2: bool, name: str, section: str, subgroup: bool) -> None:
     """On-curve (and optionally subgroup) check of every point, in Python ints: for small arrays."""
     pts = (g2_to_ints if g2 else g1_to_ints)(curve, arr)
+    group = ec.g2(curve) if g2 else ec.g1(curve)
     for i, pt in enumerate(pts):
         if pt is None:
             continue
-        if g2:
-            ok = _ec.g2_on_curve(curve, *pt) and (not subgroup or _ec.g2_in_subgroup(curve, *pt))
+        if not subgroup:
+            ok = group.is_on_curve(pt)
         else:
-            ok = _ec.g1_on_curve(curve, *pt) and (not subgroup or _ec.g1_in_subgroup(curve, *pt))
+            ok = group.in_subgroup(pt) if g2 else group.is_on_curve(pt) and _in_g1(curve, pt)
         if not ok:
             what = "not in the prime-order subgroup" if subgroup else "not on the curve"
             raise FormatError(name, f"point #{i} is {what}", section)
@@ -153,7 +168,7 @@ def encode_g1_compressed(curve: Curve, pt: G1Ints) -> bytes:
         return bytes(out)
     x, y = pt
     out = bytearray(x.to_bytes(n, "big"))
-    out[0] |= comp | (sign if _ec.fq_is_largest(y, curve.p) else 0)
+    out[0] |= comp | (sign if _fq_is_largest(y, curve.p) else 0)
     return bytes(out)
 
 
@@ -166,7 +181,7 @@ def encode_g2_compressed(curve: Curve, pt: G2Ints) -> bytes:
         return bytes(out)
     (x0, x1), y = pt
     out = bytearray(x1.to_bytes(n, "big") + x0.to_bytes(n, "big"))
-    out[0] |= comp | (sign if _ec.fq2_is_largest(y, curve.p) else 0)
+    out[0] |= comp | (sign if _fq2_is_largest(y, curve.p) else 0)
     return bytes(out)
 
 
@@ -194,12 +209,13 @@ def decode_g1_compressed(curve: Curve, data: bytes, name: str = "<bytes>", secti
     x = int.from_bytes(body, "big")
     if x >= p:
         raise FormatError(name, "x coordinate is not reduced modulo p", section)
-    y = _ec.fq_sqrt(x * x * x + curve.b, p)
+    G1 = ec.g1(curve)
+    y = G1.F.sqrt(x * x * x + curve.b)
     if y is None:
         raise FormatError(name, "x is not the abscissa of a curve point", section)
-    if _ec.fq_is_largest(y, p) != largest:
+    if _fq_is_largest(y, p) != largest:
         y = (p - y) % p
-    if not _ec.g1_in_subgroup(curve, x, y):
+    if not _in_g1(curve, (x, y)):
         raise FormatError(name, "point is not in the prime-order subgroup", section)
     return (x, y)
 
@@ -217,12 +233,13 @@ def decode_g2_compressed(curve: Curve, data: bytes, name: str = "<bytes>", secti
     if x0 >= p or x1 >= p:
         raise FormatError(name, "x coordinate is not reduced modulo p", section)
     x = (x0, x1)
-    x3 = _ec.fq2_mul(_ec.fq2_mul(x, x, p), x, p)
-    y = _ec.fq2_sqrt(((x3[0] + curve.b2[0]) % p, (x3[1] + curve.b2[1]) % p), p)
+    G2 = ec.g2(curve)
+    F = G2.F
+    y = F.sqrt(F.add(F.mul(F.sqr(x), x), G2.b))
     if y is None:
         raise FormatError(name, "x is not the abscissa of a curve point", section)
-    if _ec.fq2_is_largest(y, p) != largest:
-        y = ((p - y[0]) % p, (p - y[1]) % p)
-    if not _ec.g2_in_subgroup(curve, x, y):
+    if _fq2_is_largest(y, p) != largest:
+        y = F.neg(y)
+    if not G2.in_subgroup((x, y)):
         raise FormatError(name, "point is not in the prime-order subgroup", section)
     return (x, y)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from cuzk.curves import Curve, get_curve
 from cuzk.formats import points
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import Proof
 from cuzk.layout import g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
+from cuzk.model.keys import Proof
 
 
 def proof_size(curve: Curve | str) -> int:

@@ -1,4 +1,4 @@
-"""circom `.r1cs` files (iden3 r1csfile format, version 1) -> `cuzk.circuits.r1cs.R1CS`.
+"""circom `.r1cs` files (iden3 r1csfile format, version 1) -> `cuzk.model.r1cs.R1CS`.
 
 Sections: 1 header (n8, prime, nWires, nPubOut, nPubIn, nPrvIn, nLabels u64, nConstraints),
 2 constraints (per constraint three linear combinations A, B, C, each a u32 term count then
@@ -16,10 +16,10 @@ import struct
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.formats.binfile import PathLike, Reader, check_below, curve_from_r, read_binfile
 from cuzk.formats.errors import FormatError
 from cuzk.layout import fr_from_ints
+from cuzk.model.r1cs import CSR, R1CS
 
 
 def read_r1cs(path: PathLike | bytes, with_labels: bool = True) -> R1CS:

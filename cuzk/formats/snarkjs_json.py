@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from cuzk.curves import Curve, get_curve
-from cuzk.formats import _ec
 from cuzk.formats.binfile import PathLike
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import Proof, VerifyingKey
 from cuzk.layout import G1Ints, G2Ints, g1_from_ints, g1_to_ints, g2_from_ints, g2_to_ints
+from cuzk.model.keys import Proof, VerifyingKey
+from cuzk.reference import ec
 
 
 def _load(path: PathLike | dict | list, name: str | None = None) -> tuple[Any, str]:
@@ -53,9 +53,12 @@ def _int(v: Any, name: str, field: str) -> int:
     return out
 
 
-def _fq2_inv(a: _ec.Fq2, p: int) -> _ec.Fq2:
-    n = pow((a[0] * a[0] + a[1] * a[1]) % p, -1, p)
-    return (a[0] * n % p, (-a[1]) * n % p)
+def _affine(group: ec.Group, jac: tuple[Any, Any, Any], name: str, field: str) -> Any:
+    """snarkjs's projective (x, y, z) as an affine point on the curve (None at z = 0)."""
+    pt = group.from_jac(jac)
+    if not group.is_on_curve(pt):
+        raise FormatError(name, "point is not on the curve", field)
+    return pt
 
 
 def g1_from_json(c: Curve, v: Any, name: str, field: str) -> G1Ints:
@@ -66,14 +69,7 @@ def g1_from_json(c: Curve, v: Any, name: str, field: str) -> G1Ints:
     p = c.p
     if max(x, y, z) >= p:
         raise FormatError(name, "coordinate not reduced modulo p", field)
-    if z == 0:
-        return None
-    if z != 1:
-        zi = pow(z, -1, p)
-        x, y = x * zi * zi % p, y * zi * zi * zi % p
-    if not _ec.g1_on_curve(c, x, y):
-        raise FormatError(name, "point is not on the curve", field)
-    return (x, y)
+    return _affine(ec.g1(c), (x, y, z), name, field)
 
 
 def g2_from_json(c: Curve, v: Any, name: str, field: str) -> G2Ints:
@@ -86,16 +82,7 @@ def g2_from_json(c: Curve, v: Any, name: str, field: str) -> G2Ints:
     p = c.p
     if max(*x, *y, *z) >= p:
         raise FormatError(name, "coordinate not reduced modulo p", field)
-    if z == (0, 0):
-        return None
-    if z != (1, 0):
-        zi = _fq2_inv(z, p)
-        zi2 = _ec.fq2_mul(zi, zi, p)
-        x = _ec.fq2_mul(x, zi2, p)
-        y = _ec.fq2_mul(y, _ec.fq2_mul(zi2, zi, p), p)
-    if not _ec.g2_on_curve(c, x, y):
-        raise FormatError(name, "point is not on the curve", field)
-    return (x, y)
+    return _affine(ec.g2(c), (x, y, z), name, field)
 
 
 def g1_to_json(pt: G1Ints) -> list[str]:

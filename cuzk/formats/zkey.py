@@ -22,7 +22,6 @@ import hashlib
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve
 from cuzk.formats._field import fr_mul_const
 from cuzk.formats.binfile import (
@@ -37,7 +36,8 @@ from cuzk.formats.binfile import (
     u32,
 )
 from cuzk.formats.errors import FormatError
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
+from cuzk.model.r1cs import CSR, R1CS
 
 GROTH16_PROTOCOL_ID = 1
 _PROTOCOLS = {1: "groth16", 2: "plonk", 10: "fflonk"}

@@ -10,7 +10,7 @@ or, with the constraint evaluation on the device (the engine's default there):
     pending (CPU: the witness checked, nothing evaluated) → evaluate_on_device (w up once,
     a, b, c = A·w, B·w, C·w and the check on the device) → kernels → ...
 
-`prove` runs the first order. A device backend is one with `to_device` (CUDA): there `h` and the
+`prove` runs the first order. A device backend (backends.base.DeviceBackend: CUDA): there `h` and the
 witness stay on the device between the NTTs and the MSMs, and the key's arrays are kept
 resident by the backend, so a proof moves only the partition's a, b, c and w to the device.
 """
@@ -18,8 +18,6 @@ resident by the backend, so a proof moves only the partition's a, b, c and w to 
 from __future__ import annotations
 
 import secrets
-import threading
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from cuzk.backends import get_backend
-from cuzk.backends.base import Backend, alloc_host
-from cuzk.circuits.r1cs import R1CS
+from cuzk.backends.base import Backend, alloc_host, is_device_backend
 from cuzk.groth16 import qap
 from cuzk.groth16.errors import UnsatisfiedConstraint
-from cuzk.groth16.keys import Proof, ProvingKey
+from cuzk.identity_cache import IdentityCache
 from cuzk.layout import fr_from_ints
+from cuzk.model.keys import Proof, ProvingKey
+from cuzk.model.r1cs import R1CS
 
 
 @dataclass
@@ -63,38 +62,23 @@ def _backend(backend: Backend | str | None) -> Backend:
     return backend
 
 
-def on_device(backend: Any) -> bool:
-    """Whether the backend computes on a device of its own (it has `to_device`)."""
-    return callable(getattr(backend, "to_device", None))
-
-
 def _host(x: Any) -> Any:
     return x if x is None or isinstance(x, np.ndarray) else x.get()
 
 
 # with_public_rows builds new CSR arrays when the key's matrices lack the public-input rows;
-# do that once per key's R1CS, not once per proof.
-_rows_lock = threading.Lock()
-_rows_cache: dict[int, tuple[Any, R1CS]] = {}
+# do that once per key's R1CS, not once per proof (device backends keep the result resident,
+# by its identity).
+_key_rows: IdentityCache[R1CS] = IdentityCache()
 
 
 def key_r1cs(r1cs: R1CS) -> R1CS:
     """qap.with_public_rows(r1cs), cached for as long as r1cs lives."""
-    k = id(r1cs)
-    with _rows_lock:
-        hit = _rows_cache.get(k)
-        if hit is not None and hit[0]() is r1cs:
-            return hit[1]
+    hit = _key_rows.get(r1cs)
+    if hit is not None:
+        return hit
     full = qap.with_public_rows(r1cs)
-    if full is r1cs:
-        return full
-    with _rows_lock:
-        try:
-            ref = weakref.ref(r1cs, lambda _r: _rows_cache.pop(k, None))
-        except TypeError:
-            return full
-        _rows_cache[k] = (ref, full)
-    return full
+    return full if full is r1cs else _key_rows.put(r1cs, full)
 
 
 def host_buffers(pk: ProvingKey, backend: Any = None) -> Synthesized:
@@ -215,7 +199,7 @@ def upload(syn: Synthesized, backend: Backend | str | None = None) -> Synthesize
     """The partition's a, b, c and witness on the backend's device, each copied once, so the
     engine can move them before it takes the device lock. Host backends get syn back."""
     be = _backend(backend)
-    if not on_device(be) or syn.on_device:
+    if not is_device_backend(be) or syn.on_device:
         return syn
     up = be.to_device  # type: ignore[attr-defined]
     return Synthesized(a=up(syn.a), b=up(syn.b), c=up(syn.c), witness=up(syn.witness),
@@ -231,7 +215,7 @@ def kernels(
     back (h stays on the device), so the call returns once the device is done."""
     be = _backend(backend)
     curve = pk.curve
-    device = on_device(be)
+    device = is_device_backend(be)
     if device:
         syn = upload(syn, be)
         if len(pk.h_g1) > int(syn.a.shape[0]):

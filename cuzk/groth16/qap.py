@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuzk.backends.base import Backend
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve, get_curve
 from cuzk.formats.r1cs import add_snarkjs_public_rows
 from cuzk.groth16.errors import UnsatisfiedConstraint
 from cuzk.layout import fr_from_ints, fr_to_ints
+from cuzk.model.r1cs import CSR, R1CS
 
 
 def domain_size_for(n_rows: int) -> int:

@@ -20,11 +20,11 @@ import numpy as np
 
 from cuzk.backends import get_backend
 from cuzk.backends.base import Backend
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import Curve
 from cuzk.groth16 import qap
-from cuzk.groth16.keys import HConvention, ProvingKey, VerifyingKey
 from cuzk.layout import fr_from_ints, fr_to_ints, g1_from_ints, g2_from_ints
+from cuzk.model.keys import HConvention, ProvingKey, VerifyingKey
+from cuzk.model.r1cs import CSR, R1CS
 from cuzk.reference.field import batch_inverse
 
 WARNING = "DEVELOPMENT SETUP, NOT FOR PRODUCTION: the toxic waste is derived from the seed"

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuzk.curves import Curve
-from cuzk.groth16.keys import Proof, VerifyingKey
 from cuzk.layout import G1Ints, G2Ints, g1_to_ints, g2_to_ints, limbs_to_ints
+from cuzk.model.keys import Proof, VerifyingKey
 from cuzk.reference import ec
 
 
@@ -29,20 +29,20 @@ def _canonical(curve: Curve, arr: np.ndarray, what: str) -> None:
         raise _Reject(f"{what} has a coordinate ≥ p")
 
 
-def _g1(curve: Curve, arr: np.ndarray, what: str) -> G1Ints:
+def _one_point(curve: Curve, arr: np.ndarray, what: str, g2: bool) -> G1Ints | G2Ints:
     _canonical(curve, arr, what)
-    pt = g1_to_ints(curve, arr)
-    if len(pt) != 1:
-        raise _Reject(f"{what} is not one G1 point")
-    return pt[0]
+    pts = (g2_to_ints if g2 else g1_to_ints)(curve, arr)
+    if len(pts) != 1:
+        raise _Reject(f"{what} is not one {'G2' if g2 else 'G1'} point")
+    return pts[0]
+
+
+def _g1(curve: Curve, arr: np.ndarray, what: str) -> G1Ints:
+    return _one_point(curve, arr, what, g2=False)
 
 
 def _g2(curve: Curve, arr: np.ndarray, what: str) -> G2Ints:
-    _canonical(curve, arr, what)
-    pt = g2_to_ints(curve, arr)
-    if len(pt) != 1:
-        raise _Reject(f"{what} is not one G2 point")
-    return pt[0]
+    return _one_point(curve, arr, what, g2=True)
 
 
 def explain(vk: VerifyingKey, public_inputs: Sequence[int], proof: Proof) -> str | None:

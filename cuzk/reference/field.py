@@ -145,6 +145,30 @@ class Fq2Field:
     def is_zero(self, a: Fq2Elem) -> bool:
         return a[0] % self.p == 0 and a[1] % self.p == 0
 
+    def sqrt(self, a: Fq2Elem) -> Fq2Elem | None:
+        """A square root of a, or None if a is a non-residue; through the norm: if x^2 = a then
+        N(x)^2 = N(a), and x0^2 = (a0 ± N(x)) / 2."""
+        p = self.p
+        base = PrimeField(p)
+        a0, a1 = a[0] % p, a[1] % p
+        if a1 == 0:
+            s = base.sqrt(a0)
+            if s is not None:
+                return (s, 0)
+            s = base.sqrt(-a0 % p)  # a0 = -(s^2) = (s·u)^2
+            return None if s is None else (0, s)
+        n = base.sqrt((a0 * a0 + a1 * a1) % p)
+        if n is None:
+            return None
+        inv2 = (p + 1) // 2
+        for cand in ((a0 + n) * inv2 % p, (a0 - n) * inv2 % p):
+            x0 = base.sqrt(cand)
+            if x0 is not None and x0 != 0:
+                x1 = a1 * pow(2 * x0, -1, p) % p
+                if self.mul((x0, x1), (x0, x1)) == (a0, a1):
+                    return (x0, x1)
+        return None
+
     def eq(self, a: Fq2Elem, b: Fq2Elem) -> bool:
         return (a[0] - b[0]) % self.p == 0 and (a[1] - b[1]) % self.p == 0
 

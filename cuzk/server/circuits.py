@@ -17,19 +17,17 @@ loaded, so the daemon can check witnesses before they reach the engine.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cuzk.engine.types import CircuitSpec
-from cuzk.groth16.keys import ProvingKey
+from cuzk.model.keys import ProvingKey
+from cuzk.settings import ConfigError
 
 _TABLE_KEYS = {"synthetic", "key", "zkey", "r1cs", "partitions", "description"}
-
-
-class CircuitConfigError(ValueError):
-    pass
 
 
 @dataclass
@@ -62,14 +60,15 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     """`synthetic = { curve, constraints | log2, n_public, mults, convention, setup_seed,
     cache_dir }` → a cuzk.circuits.synthetic circuit whose jobs send a seed per partition."""
     from cuzk.circuits import synthetic
+    from cuzk.groth16.dev_keys import DEFAULT_SETUP_SEED, development_key
 
     unknown = set(params) - _SYNTHETIC_KEYS
     if unknown:
-        raise CircuitConfigError(
+        raise ConfigError(
             f"{where} synthetic: unknown key(s) {sorted(unknown)} (known: {sorted(_SYNTHETIC_KEYS)})"
         )
     if ("constraints" in params) == ("log2" in params):
-        raise CircuitConfigError(f"{where} synthetic = {params!r}: give constraints or log2 (one)")
+        raise ConfigError(f"{where} synthetic = {params!r}: give constraints or log2 (one)")
     kw = {k: params[k] for k in ("n_public", "mults") if k in params}
     curve = params.get("curve", "bls12_381")
     try:
@@ -78,16 +77,19 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
         else:
             circ = synthetic.SyntheticCircuit(curve, int(params["constraints"]), **kw)
     except (ValueError, KeyError, TypeError) as exc:
-        raise CircuitConfigError(f"{where} synthetic = {params!r}: {exc}") from None
+        raise ConfigError(f"{where} synthetic = {params!r}: {exc}") from None
     convention = params.get("convention", "snarkjs")
     if convention not in ("snarkjs", "bellman"):
-        raise CircuitConfigError(f"{where} synthetic convention = {convention!r}: 'snarkjs' or 'bellman'")
+        raise ConfigError(f"{where} synthetic convention = {convention!r}: 'snarkjs' or 'bellman'")
     cache = params.get("cache_dir")
-    return circ.circuit_spec(
-        convention=convention,
-        cache_dir=Path(cache).expanduser() if cache else None,
-        setup_seed=str(params.get("setup_seed", "cuzk-synthetic")),
-    )
+    cache_dir = Path(cache).expanduser() if cache else None
+    setup_seed = str(params.get("setup_seed", DEFAULT_SETUP_SEED))
+
+    def load() -> ProvingKey:  # made or read on first use, not at startup
+        return development_key(circ, convention, cache_dir, setup_seed)
+
+    return CircuitSpec(key=load, witness_fn=circ.witness_fn(),
+                       description=json.dumps(circ.describe()))
 
 
 def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
@@ -103,7 +105,7 @@ def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
         pk = src() if callable(src) else src if isinstance(src, ProvingKey) else _load_key_file(Path(src))
         r1cs = read_r1cs(r1cs_path)
         if (r1cs.curve.name, r1cs.n_vars, r1cs.n_public) != (pk.curve.name, pk.n_vars, pk.n_public):
-            raise CircuitConfigError(
+            raise ConfigError(
                 f"{where} r1cs = {str(r1cs_path)!r} is a {r1cs.curve.name} circuit with "
                 f"{r1cs.n_vars} variables and {r1cs.n_public} public inputs; the key has "
                 f"{pk.curve.name}, {pk.n_vars} and {pk.n_public}"
@@ -117,38 +119,38 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
     where = f"[srs.circuits.{circuit_id}]"
     unknown = set(table) - _TABLE_KEYS
     if unknown:
-        raise CircuitConfigError(
+        raise ConfigError(
             f"{where} unknown key(s) {sorted(unknown)} (known: {sorted(_TABLE_KEYS)})"
         )
     sources = [k for k in ("synthetic", "key", "zkey") if k in table]
     if len(sources) != 1:
-        raise CircuitConfigError(
+        raise ConfigError(
             f"{where} needs exactly one of synthetic / key / zkey, got {sources or 'none'}"
         )
     parts = table.get("partitions")
     if parts is not None and (not isinstance(parts, int) or isinstance(parts, bool) or parts < 1):
-        raise CircuitConfigError(f"{where} partitions = {parts!r}: expected an integer >= 1")
+        raise ConfigError(f"{where} partitions = {parts!r}: expected an integer >= 1")
 
     kind = sources[0]
     if kind == "synthetic":
         params = table["synthetic"]
         if not isinstance(params, dict):
-            raise CircuitConfigError(f"{where} synthetic = {params!r}: expected a table")
+            raise ConfigError(f"{where} synthetic = {params!r}: expected a table")
         spec = _synthetic_spec(where, params)
         info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
     else:
         path = Path(str(table[kind])).expanduser()
         if not path.exists():
-            raise CircuitConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
+            raise ConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
         info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts)
         spec = info.spec
 
     if "r1cs" in table:
         if kind == "synthetic":
-            raise CircuitConfigError(f"{where} r1cs: synthetic circuits carry their own constraints")
+            raise ConfigError(f"{where} r1cs: synthetic circuits carry their own constraints")
         r1cs_path = Path(str(table["r1cs"])).expanduser()
         if not r1cs_path.exists():
-            raise CircuitConfigError(f"{where} r1cs = {str(table['r1cs'])!r}: file not found")
+            raise ConfigError(f"{where} r1cs = {str(table['r1cs'])!r}: file not found")
         spec.key = _checked_by(spec.key, r1cs_path, where)
 
     # Wrap the key source so the daemon learns the curve and n_vars when it loads.

@@ -13,7 +13,6 @@ inputs), a dict (inputs as JSON), an int (a seed, as {"seed": n}), or a Partitio
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -26,6 +25,7 @@ import numpy as np
 from google.protobuf.descriptor import FieldDescriptor
 
 from cuzk.server.proto import pb, rpc
+from cuzk.settings import settings
 
 DEFAULT_ADDRESS = "127.0.0.1:9820"
 PRIORITIES = {"low": pb.LOW, "normal": pb.NORMAL, "high": pb.HIGH, "critical": pb.CRITICAL}
@@ -127,8 +127,9 @@ class Client:
         """`address` "host:port" or "unix:/path" (default $CUZK_ADDRESS or 127.0.0.1:9820);
         `token` the bearer token (default $CUZK_TOKEN); `tls_ca` a PEM file to trust for TLS.
         Calls retry for `retry_unavailable_s` while the daemon is unreachable (restarting)."""
-        self.address = address or os.environ.get("CUZK_ADDRESS") or DEFAULT_ADDRESS
-        self.token = token if token is not None else os.environ.get("CUZK_TOKEN", "")
+        env = settings()
+        self.address = address or env.address or DEFAULT_ADDRESS
+        self.token = token if token is not None else env.token
         self.retry_unavailable_s = retry_unavailable_s
         self.tls = bool(tls_ca)
         opts = [("grpc.max_receive_message_length", max_message_bytes),

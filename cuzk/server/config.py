@@ -18,12 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuzk.settings import ConfigError
+
 DEFAULT_PORT = 9820
 DEFAULT_HTTP_PORT = 9821
-
-
-class ConfigError(ValueError):
-    """A config value is wrong; the message names the key, the value and what is allowed."""
 
 
 # --- value parsers: each takes the raw TOML value and returns the parsed one or raises

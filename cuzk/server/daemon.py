@@ -22,12 +22,13 @@ from typing import Any
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.engine import Engine
 from cuzk.server import circuits as circuits_mod
-from cuzk.server.config import ConfigError, DaemonConfig, is_loopback
+from cuzk.server.config import DaemonConfig, is_loopback
 from cuzk.server.grpc_server import build_server
 from cuzk.server.http import HttpEndpoint
 from cuzk.server.metrics import Metrics
 from cuzk.server.service import ProvingService, ServiceError
 from cuzk.server.store import JobStore
+from cuzk.settings import ConfigError
 
 log = logging.getLogger("cuzk.server")
 
@@ -93,7 +94,7 @@ class Daemon:
         d = c["daemon"]
         try:
             infos = {cid: circuits_mod.build(cid, t) for cid, t in c.circuits.items()}
-        except circuits_mod.CircuitConfigError as exc:
+        except ConfigError as exc:
             raise ConfigError(f"{c.source}: {exc}") from None
         try:
             ecfg = EngineConfig.from_dict(c.engine_dict())

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+from cuzk.settings import settings
+
 StrPath = str | os.PathLike[str]
 
 
@@ -40,8 +42,8 @@ def repo_root() -> Path:
 def find_tool(name: str) -> Path:
     """Path of node_modules/.bin/<name>; $CUZK_NODE_MODULES overrides the node_modules folder."""
     candidates = []
-    if env := os.environ.get("CUZK_NODE_MODULES"):
-        candidates.append(Path(env))
+    if nm := settings().node_modules:
+        candidates.append(Path(nm))
     candidates += [repo_root() / "node_modules", Path.cwd() / "node_modules"]
     for nm in candidates:
         exe = nm / ".bin" / name

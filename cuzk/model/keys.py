@@ -7,8 +7,8 @@ from typing import Literal
 
 import numpy as np
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.curves import Curve
+from cuzk.model.r1cs import R1CS
 
 HConvention = Literal["snarkjs", "bellman"]
 
