@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from cuzk.backends.base import is_device_backend
-from cuzk.engine.device_key import DeviceKey, DeviceKeys
+from cuzk.engine.device_key import DeviceKey
 from cuzk.engine.srs import SrsManager
 from cuzk.engine.timeline import DeviceLock
 
@@ -113,7 +113,7 @@ class MemoryPolicy:
         """Free the MSM tables of the least recently used idle HOT key on this device; False
         when no idle key has any. That key stays HOT (resident points, no tables)."""
         for keys in self._srs.idle_device_handles():
-            k = keys.on(backend) if isinstance(keys, DeviceKeys) else None
+            k = keys.on(backend)
             if k is not None and k.table_bytes:
                 freed = k.drop_tables()
                 log.info("%s: freed %.2f GiB of MSM tables of an idle key for %s", device,
