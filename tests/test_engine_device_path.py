@@ -1,7 +1,8 @@
-"""The engine's device path without a GPU: a CPU backend that pretends to own a device (it has
-`to_device`, like the CUDA backend) must get the key uploaded once when it goes HOT, each
-partition's vectors uploaded once outside the device lock, and no assembly work; proofs stay
-byte-identical to the plain CPU backend's and verify."""
+"""The engine's device path without a GPU, on the shared fake device (tests/fake_device.py: a
+base.DeviceBackend over the CPU arithmetic): the key placed once as it goes HOT, each
+partition's vectors uploaded once outside the device lock, no assembly work on the device, the
+out-of-memory ladder, lost devices; proofs stay byte-identical to the plain CPU backend's and
+verify."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from fake_device import MIN_STREAM_ROWS, FakeDevice, FakeDeviceLost, FakeOutOfMemory
 
-from cuzk.backends.base import Kept
+from cuzk.backends.base import Backend, DeviceBackend, Kept, is_device_backend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
@@ -797,3 +798,47 @@ def test_the_last_device_lost_calls_on_device_lost_and_keeps_the_job(
     finally:
         eng.stop(drain=True, timeout=0.2)
     assert eng.status(jid).state == JobState.CANCELLED
+
+
+_CONTRACT = {n for cls in (Backend, DeviceBackend)
+             for n in (*vars(cls), *cls.__annotations__) if not n.startswith("_")}
+
+
+class _ContractOnly:
+    """A device that answers only base.DeviceBackend's members (and refuses writes): the
+    engine and the prover's device path must need nothing else."""
+
+    def __init__(self, inner: FakeDevice) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _CONTRACT:
+            raise AssertionError(f"asked the device for {name!r}, not in base.DeviceBackend")
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AssertionError(f"set the device's {name!r}")
+
+
+@pytest.mark.parametrize("evaluate_on", ("auto", "host"))
+def test_the_engine_asks_a_device_only_for_the_contract(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random, evaluate_on: str) -> None:
+    """The fake device is a base.DeviceBackend (a CPU backend is not); behind a wrapper that
+    answers nothing else, a key goes HOT (tables, warm-up), a job proves and verifies, and the
+    key is demoted."""
+    fake = FakeDevice(tables=[11, 22, 33, 44])
+    assert isinstance(fake, DeviceBackend) and is_device_backend(fake)
+    assert not is_device_backend(CpuBackend())
+    dev = _ContractOnly(fake)
+    assert is_device_backend(dev)
+    eng = _engine_on(dev, EngineConfig(devices=["cpu"], backend="cpu", evaluate_on=evaluate_on,
+                                       gpu_workers_per_device=2))  # type: ignore[arg-type]
+    try:
+        assert eng.engine_status().evaluate_on == ("device" if evaluate_on == "auto" else "host")
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT and fake.tables() == 4
+        _prove_job(eng, pk, rng, 3)
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake.holding() == 0
+    finally:
+        eng.stop()

@@ -1,8 +1,8 @@
-"""Precomputed MSM window tables for HOT keys, without a GPU: a CPU backend that pretends to own
-a device and to build tables (`precompute_msm`, like the CUDA backend) must get them for the
-key's G1 queries in the order H, L, A, B with the configured reserve, stop at the first that
-does not fit, build none when turned off, lose them when the key is demoted, and be used by
-the proofs' MSMs (same array objects). Plus the two config knobs."""
+"""Precomputed MSM window tables for HOT keys, without a GPU: on the shared fake device, whose
+`precompute_msm` answers as told, the engine must build them for the key's G1 queries in the
+order H, L, A, B with the configured reserve, stop at the first that does not fit, build none
+when turned off, lose them when the key is demoted or the device runs out of memory, and the
+proofs' MSMs must use them (same array objects). Plus the two config knobs."""
 
 from __future__ import annotations
 
