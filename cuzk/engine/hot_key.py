@@ -106,6 +106,7 @@ class HotKeys:
     # --- one device -------------------------------------------------------------------------
 
     def _place(self, device: str, be: DeviceBackend, pk: Any) -> DeviceKey:
+        """The key on one device: matrices, points, shares at infinity, tables."""
         fields = ["a_g1", "b_g1", "l_g1", "h_g1"]
         if not self._config.g2_on_cpu:
             fields.append("b_g2")
