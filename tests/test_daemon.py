@@ -228,32 +228,35 @@ def test_sigterm_keeps_unfinished_jobs(tmp_path: Path, rng: random.Random) -> No
 
 
 _LOSE_THE_DEVICE = """
-# Test injection: the first G1 MSM of a GPU worker's kernel region fails with an error that
-# leaves its device unusable (as CUDA's illegal address would), once per marker file.
+# Test injection: the daemon's device is the tests' fake device, whose first G1 MSM in a GPU
+# worker's kernel region fails with an error that leaves it unusable (as CUDA's illegal
+# address would), once per marker file.
 import os
 import sys
 import threading
 
-sys.path.insert(0, {root!r})
-from cuzk.backends.cpu import CpuBackend  # noqa: E402
+sys.path[:0] = [{root!r}, {tests!r}]
+import cuzk.engine.devices as devices  # noqa: E402
+from fake_device import FakeDevice, FakeDeviceLost  # noqa: E402
 
 
-class InjectedLoss(RuntimeError):
+class InjectedLoss(FakeDeviceLost):
     pass
 
 
-_msm = CpuBackend.g1_msm
-
-
-def g1_msm(self, curve, points, scalars):
+def lose_once(**_):
     if "/w" in threading.current_thread().name and not os.path.exists({marker!r}):
         open({marker!r}, "w").close()
         raise InjectedLoss("illegal address (injected)")
-    return _msm(self, curve, points, scalars)
 
 
-CpuBackend.g1_msm = g1_msm
-CpuBackend.is_device_lost = staticmethod(lambda exc: isinstance(exc, InjectedLoss))
+def device_backend(name, device, threads):
+    fake = FakeDevice()
+    fake.before("g1_msm", lose_once)
+    return fake
+
+
+devices.device_backend = device_backend
 """
 
 
@@ -267,7 +270,7 @@ def test_a_lost_device_exits_for_a_restart_that_loses_nothing(tmp_path: Path,
     inject, marker = tmp_path / "inject", tmp_path / "lost-once"
     inject.mkdir()
     (inject / "sitecustomize.py").write_text(
-        _LOSE_THE_DEVICE.format(root=str(ROOT), marker=str(marker)))
+        _LOSE_THE_DEVICE.format(root=str(ROOT), tests=str(ROOT / "tests"), marker=str(marker)))
     path = os.pathsep.join(p for p in (str(inject), os.environ.get("PYTHONPATH", "")) if p)
     d = DaemonProc(write_config(tmp_path, listen=f"127.0.0.1:{free_port()}"), tmp_path,
                    env={"PYTHONPATH": path}).start()

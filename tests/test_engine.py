@@ -153,7 +153,7 @@ def test_priority_critical_overtakes_queued_low_jobs(make_engine, rng: random.Ra
     assert all(r.state == JobState.COMPLETED for r in results.values())
     # CRITICAL was admitted to synthesis ahead of the LOW jobs still pending, so it finishes
     # before the LOW jobs submitted ahead of it (all but the one already running).
-    done = {j: r.timings["total_ms"] + _submit_ms(eng, j) for j, r in results.items()}
+    done = {j: _done_ms(eng, j) for j in results}
     assert done[crit] < done[lows[1]] and done[crit] < done[lows[2]]
     # Every GPU pickup took the highest-priority partition queued at that moment.
     prio = {j: ("LOW" if j in lows else "CRITICAL") for j in results}
@@ -168,8 +168,15 @@ def test_priority_critical_overtakes_queued_low_jobs(make_engine, rng: random.Ra
             assert rank[queued.pop(key)] == best
 
 
-def _submit_ms(eng: Engine, job_id: str) -> float:
-    return eng._job(job_id).t_submit
+def _done_ms(eng: Engine, job_id: str) -> float:
+    """When the job's last partition was proved (its job completed then)."""
+    return max(e.t_ms for e in eng.timeline.events(job_id) if e.event == "PROOF_DONE")
+
+
+def _workers_alive(eng: Engine) -> bool:
+    """Every worker the status names still has its thread."""
+    names = {t.name for t in threading.enumerate()}
+    return all(f"cuzk-{w.name}" in names for w in eng.engine_status().workers)
 
 
 def test_queue_and_buffer_bounds_hold_under_backpressure(
@@ -189,9 +196,9 @@ def test_queue_and_buffer_bounds_hold_under_backpressure(
     assert all(0 <= d <= 2 for d in depths)
     st = eng.engine_status()
     # Peak buffered partitions ≤ queue depth + GPU workers + partition workers.
-    assert st["buffered_partitions_bound"] == 2 + 1 + 3
-    assert 2 <= st["buffered_partitions_max"] <= st["buffered_partitions_bound"]
-    assert st["buffered_partitions"] == 0
+    assert st.buffered_partitions_bound == 2 + 1 + 3
+    assert 2 <= st.buffered_partitions_max <= st.buffered_partitions_bound
+    assert st.buffered_partitions == 0
 
 
 def test_cancel_mid_job_frees_slots(make_engine, rng: random.Random) -> None:
@@ -202,8 +209,8 @@ def test_cancel_mid_job_frees_slots(make_engine, rng: random.Random) -> None:
     assert not eng.cancel(jid)
     res = eng.await_job(jid, timeout=60)
     assert res.state == JobState.CANCELLED and res.proofs == []
-    assert not any(it.job.job_id == jid for it in list(eng.gpu_queue._heap))
-    _wait(lambda: eng.engine_status()["buffered_partitions"] == 0)
+    assert not any(it.job.job_id == jid for it in eng.gpu_queue.items())
+    _wait(lambda: eng.engine_status().buffered_partitions == 0)
     _wait(lambda: eng.srs.refs(CID) == 0)
     proved_at_cancel = eng.status(jid).partitions_proved
     assert proved_at_cancel < 12
@@ -231,8 +238,8 @@ def test_bad_partition_fails_its_job_only(
     assert "partition 1" in rb.error and "does not satisfy" in rb.error
     assert rg.state == JobState.COMPLETED, rg.error
     _assert_verifies(pk, circuit, good_seeds, rg.proofs, rg.public_inputs)
-    assert all(w["name"] for w in eng.engine_status()["workers"])
-    assert all(w.thread.is_alive() for w in eng._workers)  # no worker died
+    assert all(w.name for w in eng.engine_status().workers)
+    assert _workers_alive(eng)  # no worker died
 
 
 def test_verify_after_prove_mismatch_fails_job(make_engine, circuit: SyntheticCircuit,
@@ -268,7 +275,7 @@ def test_many_concurrent_jobs(make_engine, pk: ProvingKey, circuit: SyntheticCir
         r = eng.await_job(jid, timeout=600)
         assert r.state == JobState.COMPLETED, r.error
         _assert_verifies(pk, circuit, s, r.proofs, r.public_inputs)
-    assert eng.engine_status()["jobs"] == {"COMPLETED": len(seeds)}
+    assert eng.engine_status().jobs == {"COMPLETED": len(seeds)}
 
 
 def test_submit_is_idempotent_and_validates(make_engine, rng: random.Random) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fake_device import FakeDevice
 
-from cuzk.backends.base import DeviceBackend, alloc_host
+from cuzk.backends.base import alloc_host
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.engine import (
@@ -65,45 +66,6 @@ class SpyCpu(CpuBackend):
         return res
 
 
-class FakeDevice(CpuBackend):
-    """CPU arithmetic behind the device interface, with its own host allocator."""
-
-    name = "fakedev"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        self.allocated: list[np.ndarray] = []
-        self.uploaded: list[int] = []  # host addresses read by to_device (partition vectors)
-        self._resident: dict[int, np.ndarray] = {}
-
-    def alloc_host(self, shape: Any, dtype: Any = np.uint64) -> np.ndarray:
-        arr = np.empty(shape, dtype=dtype)
-        with self.lock:
-            self.allocated.append(arr)
-        return arr
-
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        with self.lock:
-            if keep:
-                hit = self._resident.get(id(arr))
-                if hit is None:
-                    hit = self._resident[id(arr)] = np.array(arr, copy=True)
-                return hit
-            self.uploaded.append(_addr(arr))
-        return np.array(arr, copy=True)
-
-    def addrs(self) -> set[int]:
-        with self.lock:
-            return {_addr(a) for a in self.allocated}
-
-
-# The fake stands for a device backend (it has a device of its own to the prover and the
-# engine) while implementing only what the engine uses of the DeviceBackend contract today;
-# to be dropped once the engine's fakes implement the whole contract.
-DeviceBackend.register(FakeDevice)
-
-
 class FailingKernels(ProverPhases):
     """Kernels that fail for partitions whose witness wire 1 is in `bad`."""
 
@@ -115,20 +77,6 @@ class FailingKernels(ProverPhases):
         if int(np.asarray(syn.witness[1, 0])) in self.bad:
             raise RuntimeError("injected kernel fault")
         return super().kernels(pk, syn, backend, g2)
-
-
-class BufferEngine(Engine):
-    def __init__(self, *a: Any, device: bool = True, **kw: Any) -> None:
-        super().__init__(*a, **kw)
-        self._fake_device = device
-
-    def _resolve_backends(self) -> None:
-        super()._resolve_backends()
-        self.spy = SpyCpu()
-        self._synth_backend = self.spy
-        self.fake = FakeDevice()
-        if self._fake_device:
-            self._backends[self.devices[0]] = self.fake
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +105,28 @@ def _wait(pred: Any, timeout: float = 60.0) -> None:
 
 
 def _engine(circuit: SyntheticCircuit, pk: ProvingKey, phases: Any = None, device: bool = True,
-            **cfg: Any) -> BufferEngine:
+            **cfg: Any) -> tuple[Engine, FakeDevice, SpyCpu]:
+    """A started engine synthesizing on a SpyCpu, proving on a FakeDevice (or, without device,
+    the CPU backend); the constraints evaluated on the host, into the pooled buffers."""
     cfg.setdefault("warm_up", False)  # its throwaway partition would add uploads to count
-    eng = BufferEngine(EngineConfig(devices=["cpu"], backend="cpu", **cfg),
-                       phases=phases or ProverPhases(), device=device).start()
+    cfg.setdefault("evaluate_on", "host")
+    fake, spy = FakeDevice(), SpyCpu()
+    eng = Engine(EngineConfig(devices=["cpu"], backend="cpu", **cfg),
+                 phases=phases or ProverPhases(), backends={"cpu": fake} if device else None,
+                 synthesis_backend=spy).start()
     eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
-    return eng
+    return eng, fake, spy
+
+
+def _uploaded(fake: FakeDevice) -> list[int]:
+    """Host addresses read by the partitions' uploads."""
+    return [c["addr"] for c in fake.calls("to_device") if not c["keep"]]
+
+
+def _workers_alive(eng: Engine) -> bool:
+    """Every worker the status names still has its thread."""
+    names = {t.name for t in threading.enumerate()}
+    return all(f"cuzk-{w.name}" in names for w in eng.engine_status().workers)
 
 
 def _request(rng: random.Random, n: int, rid: str | None = None) -> tuple[JobRequest, list[int]]:
@@ -305,7 +269,7 @@ def test_pool_reserve_allocates_up_front_within_the_bound() -> None:
     assert pool.reserve("k", make, 2) == 0  # already there
     assert pool.reserve("k", make, 10) == 1 and len(made) == 3  # capped at the bound
     assert pool.shape_stats("k") == {"allocated": 3, "free": 3, "in_use": 0, "max_in_use": 0}
-    assert pool.status()["bytes"] == 3 * 32 and pool.allocations == 3
+    assert pool.status().bytes == 3 * 32 and pool.allocations == 3
     leases = [pool.acquire("k", make) for _ in range(3)]
     assert len(made) == 3 and {id(x.buffers) for x in leases} == {id(m) for m in made}
 
@@ -324,8 +288,8 @@ def test_pool_reserve_allocates_up_front_within_the_bound() -> None:
 @pytest.mark.parametrize("g2_on_cpu", (False, True))
 def test_engine_buffers_come_from_the_device_allocator_and_are_reused(
         circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random, g2_on_cpu: bool) -> None:
-    eng = _engine(circuit, pk, partition_workers=2, gpu_workers_per_device=1,
-                  max_gpu_queue_depth=1, g2_on_cpu=g2_on_cpu)
+    eng, fake, spy = _engine(circuit, pk, partition_workers=2, gpu_workers_per_device=1,
+                             max_gpu_queue_depth=1, g2_on_cpu=g2_on_cpu)
     try:
         bound = eng.buffered_bound
         assert bound == 1 + 1 + 2 and eng.host_buffers.bound == bound
@@ -334,18 +298,18 @@ def test_engine_buffers_come_from_the_device_allocator_and_are_reused(
         res = eng.await_job(eng.submit(req), timeout=600)
         assert res.state == JobState.COMPLETED, res.error
         _assert_verifies(pk, circuit, seeds, res.proofs, res.public_inputs)
-        fake, spy = eng.fake, eng.spy
-        allocated = fake.addrs()
+        allocated = {_addr(a) for a in fake.allocated}
         st = eng.host_buffers.status()
         # Sets (a, b, c, w) allocated by the device backend, at most `bound`, then reused.
-        assert bound < n and st["allocations"] >= 1 and st["allocations"] <= bound
-        assert len(fake.allocated) == 4 * st["allocations"]
-        assert st["max_in_use"] <= bound and st["in_use"] == 0
+        assert bound < n and st.allocations >= 1 and st.allocations <= bound
+        assert len(fake.allocated) == 4 * st.allocations
+        assert st.max_in_use <= bound and st.in_use == 0
         # csr_matvec wrote into those buffers (3 matrices per partition), and the upload read
         # exactly those addresses: a, b, c, w of every partition, no intermediate copy.
         assert len(spy.out_addrs) == 3 * n and set(spy.out_addrs) <= allocated
-        assert len(fake.uploaded) == 4 * n and set(fake.uploaded) <= allocated
-        assert set(fake.uploaded) == allocated
+        uploaded = _uploaded(fake)
+        assert len(uploaded) == 4 * n and set(uploaded) <= allocated
+        assert set(uploaded) == allocated
     finally:
         eng.stop()
 
@@ -362,19 +326,19 @@ def test_engine_cpu_device_reads_the_buffers_in_its_kernels(
                 seen.extend(_addr(x) for x in (syn.a, syn.b, syn.c, syn.witness))
             return super().kernels(pk, syn, backend, g2)
 
-    eng = _engine(circuit, pk, phases=Spy(), device=False, partition_workers=2,
-                  gpu_workers_per_device=2, max_gpu_queue_depth=2)
+    eng, fake, spy = _engine(circuit, pk, phases=Spy(), device=False, partition_workers=2,
+                             gpu_workers_per_device=2, max_gpu_queue_depth=2)
     try:
         req, seeds = _request(rng, 10)
         res = eng.await_job(eng.submit(req), timeout=600)
         assert res.state == JobState.COMPLETED, res.error
         _assert_verifies(pk, circuit, seeds, res.proofs, res.public_inputs)
         assert len(seen) == 40
-        assert set(seen) <= set(eng.spy.out_addrs) | set(_witness_addrs(eng))
-        assert set(eng.spy.out_addrs) <= set(seen)
+        assert set(seen) <= set(spy.out_addrs) | set(_witness_addrs(eng))
+        assert set(spy.out_addrs) <= set(seen)
         st = eng.host_buffers.status()
-        assert st["allocations"] <= eng.buffered_bound and st["in_use"] == 0
-        assert eng.fake.allocated == []  # the real CPU device has no allocator of its own
+        assert st.allocations <= eng.buffered_bound and st.in_use == 0
+        assert fake.allocated == []  # the real CPU device has no allocator of its own
     finally:
         eng.stop()
 
@@ -389,8 +353,8 @@ def test_engine_cancel_and_failures_return_buffers(
         circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random) -> None:
     bad_kernel_seed = rng.getrandbits(32)
     bad_w1 = int(circuit.witness(bad_kernel_seed, 1)[1, 0])
-    eng = _engine(circuit, pk, phases=FailingKernels({bad_w1}), partition_workers=2,
-                  gpu_workers_per_device=1, max_gpu_queue_depth=2, synthesis_concurrency=2)
+    eng, _, _ = _engine(circuit, pk, phases=FailingKernels({bad_w1}), partition_workers=2,
+                        gpu_workers_per_device=1, max_gpu_queue_depth=2, synthesis_concurrency=2)
     pool = eng.host_buffers
     try:
         # Cancel mid-job: queued and in-flight partitions give their buffers back.
@@ -399,7 +363,7 @@ def test_engine_cancel_and_failures_return_buffers(
         _wait(lambda: eng.status(jid).partitions_proved >= 1)
         assert eng.cancel(jid)
         assert eng.await_job(jid, 60).state == JobState.CANCELLED
-        assert pool.status()["allocations"] >= 1
+        assert pool.status().allocations >= 1
         _wait(lambda: pool.in_use == 0)
 
         # A witness that fails the synthesis check (buffers already taken).
@@ -422,9 +386,9 @@ def test_engine_cancel_and_failures_return_buffers(
         _wait(lambda: pool.in_use == 0)
 
         st = pool.status()
-        assert st["max_in_use"] <= eng.buffered_bound
-        assert st["allocations"] <= eng.buffered_bound
-        assert eng.engine_status()["host_buffers"]["in_use"] == 0
-        assert all(wk.thread.is_alive() for wk in eng._workers)
+        assert st.max_in_use <= eng.buffered_bound
+        assert st.allocations <= eng.buffered_bound
+        assert eng.engine_status().host_buffers.in_use == 0
+        assert _workers_alive(eng)
     finally:
         eng.stop(drain=False)

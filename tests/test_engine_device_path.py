@@ -1,7 +1,8 @@
-"""The engine's device path without a GPU: a CPU backend that pretends to own a device (it has
-`to_device`, like the CUDA backend) must get the key uploaded once when it goes HOT, each
-partition's vectors uploaded once outside the device lock, and no assembly work; proofs stay
-byte-identical to the plain CPU backend's and verify."""
+"""The engine's device path without a GPU, on the shared fake device (tests/fake_device.py: a
+base.DeviceBackend over the CPU arithmetic): the key placed once as it goes HOT, each
+partition's vectors uploaded once outside the device lock, no assembly work on the device, the
+out-of-memory ladder, lost devices; proofs stay byte-identical to the plain CPU backend's and
+verify."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fake_device import MIN_STREAM_ROWS, FakeDevice, FakeDeviceLost, FakeOutOfMemory
 
-from cuzk.backends.base import DeviceBackend
+from cuzk.backends.base import Backend, DeviceBackend, Kept, is_device_backend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
@@ -26,9 +28,12 @@ from cuzk.engine import (
     KeyTier,
     PartitionInput,
 )
+from cuzk.engine.errors import DeviceLost
+from cuzk.engine.memory import proof_reserve_bytes
 from cuzk.engine.phases import ProverPhases
+from cuzk.engine.status import KeyStatus
 from cuzk.formats.proof_bytes import decode_proof
-from cuzk.groth16 import prover, qap
+from cuzk.groth16 import prover
 from cuzk.groth16.verifier import verify
 from cuzk.model.keys import ProvingKey
 
@@ -37,74 +42,23 @@ pytestmark = pytest.mark.skipif(native_module() is None, reason="native CPU back
 CID = "syn"
 
 
-class FakeDevice(CpuBackend):
-    """CPU arithmetic behind the device interface; records uploads and MSM sizes."""
-
-    name = "fakedev"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        self.uploads: list[tuple[int, bool]] = []  # (rows, keep)
-        self.msm_sizes: list[int] = []
-        self._resident: dict[int, np.ndarray] = {}
-        self._masks: dict[int, float] = {}  # id -> share at infinity (msm_infinity_share)
-
-    def msm_infinity_share(self, points: Any) -> float:
-        share = float((~np.asarray(points).reshape(len(points), -1).any(axis=1)).mean())
-        with self.lock:
-            self._masks[id(points)] = share
-        return share
-
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        with self.lock:
-            self.uploads.append((int(arr.shape[0]), keep))
-            if keep:
-                hit = self._resident.get(id(arr))
-                if hit is None:
-                    hit = self._resident[id(arr)] = np.array(arr, copy=True)
-                return hit
-        return np.array(arr, copy=True)
-
-    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-        with self.lock:
-            self.msm_sizes.append(int(scalars.shape[0]))
-        return super().g1_msm(curve, points, scalars)
+def _engine_on(fake: FakeDevice, cfg: EngineConfig) -> Engine:
+    """A started engine whose (only) device, "cpu", is `fake`."""
+    return Engine(cfg, phases=ProverPhases(), backends={"cpu": fake}).start()
 
 
-# The fake stands for a device backend (it has a device of its own to the prover and the
-# engine) while implementing only what the engine uses of the DeviceBackend contract today;
-# to be dropped once the engine's fakes implement the whole contract.
-DeviceBackend.register(FakeDevice)
+def _uploads(fake: FakeDevice) -> list[int]:
+    """Rows of each partition vector uploaded (the key's arrays are kept, not uploaded)."""
+    return [c["rows"] for c in fake.calls("to_device") if not c["keep"]]
 
 
-class ConcurrentFakeDevice(FakeDevice):
-    """FakeDevice whose run_concurrently runs the tasks in threads (like the CUDA backend's
-    streams) and records which threads ran MSMs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: list[int] = []
-        self.msm_threads: set[int] = set()
-
-    def run_concurrently(self, tasks: list[Any]) -> list[Any]:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.batches.append(len(tasks))
-        with ThreadPoolExecutor(len(tasks)) as pool:
-            return list(pool.map(lambda t: t(), tasks))
-
-    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-        with self.lock:
-            self.msm_threads.add(threading.get_ident())
-        return super().g1_msm(curve, points, scalars)
+def _kept(fake: FakeDevice) -> list[int]:
+    """Rows of each query the device keeps resident."""
+    return [len(c["points"]) for c in fake.calls("keep_on_device")]
 
 
-class DeviceEngine(Engine):
-    def _resolve_backends(self) -> None:
-        super()._resolve_backends()
-        self.fake = FakeDevice()
-        self._backends[self.devices[0]] = self.fake
+def _msm_rows(fake: FakeDevice) -> list[int]:
+    return [c["rows"] for c in fake.calls("g1_msm")]
 
 
 @pytest.fixture
@@ -123,13 +77,12 @@ def test_device_path_prove_is_byte_identical(circuit: SyntheticCircuit, pk: Prov
     want = prover.prove(pk, w, r=r, s=s, backend=CpuBackend())
     assert all(np.array_equal(getattr(got, p), getattr(want, p)) for p in ("a", "b", "c"))
     # kernels uploaded a, b, c and w once each (not once per MSM)
-    vectors = [n for n, keep in dev.uploads if not keep]
-    assert sorted(vectors) == sorted([pk.domain_size] * 3 + [pk.n_vars])
+    assert sorted(_uploads(dev)) == sorted([pk.domain_size] * 3 + [pk.n_vars])
     # an already uploaded partition is not uploaded again
     syn = prover.upload(prover.synthesize(pk, w, dev), dev)
-    before = len(dev.uploads)
+    before = len(dev.calls("to_device"))
     prover.kernels(pk, syn, dev, g2=False)
-    assert len(dev.uploads) == before
+    assert len(dev.calls("to_device")) == before
 
 
 @pytest.mark.parametrize("g2", (False, True))
@@ -138,11 +91,11 @@ def test_device_path_concurrent_kernels(circuit: SyntheticCircuit, pk: ProvingKe
     """kernels hands h + H, A, B1, L (and G2) to run_concurrently as separate tasks; the
     outputs land in the right fields whatever order the tasks finish in."""
     w = circuit.witness(rng.randrange(1 << 32), rng.randrange(10))
-    dev, cpu = ConcurrentFakeDevice(), CpuBackend()
+    dev, cpu = FakeDevice(concurrent=True), CpuBackend()
     got = prover.kernels(pk, prover.synthesize(pk, w, dev), dev, g2=g2)
     want = prover.kernels(pk, prover.synthesize(pk, w, cpu), cpu, g2=g2)
-    assert dev.batches == [5 if g2 else 4]
-    assert len(dev.msm_threads) > 1
+    assert [c["tasks"] for c in dev.calls("run_concurrently")] == [5 if g2 else 4]
+    assert len({c["thread"] for c in dev.calls("g1_msm")}) > 1
     for f in ("a_g1", "b_g1", "l_g1", "h_g1") + (("b_g2",) if g2 else ()):
         assert np.array_equal(getattr(got, f), getattr(want, f)), f
     assert np.array_equal(np.asarray(got.h), np.asarray(want.h))
@@ -153,25 +106,25 @@ def test_device_path_concurrent_kernels(circuit: SyntheticCircuit, pk: ProvingKe
 def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random,
                             g2_on_cpu: bool) -> None:
     cfg = EngineConfig(devices=["cpu"], backend="cpu", gpu_workers_per_device=2,
-                       partition_workers=2, g2_on_cpu=g2_on_cpu)
-    eng = DeviceEngine(cfg, phases=ProverPhases()).start()
+                       partition_workers=2, g2_on_cpu=g2_on_cpu, evaluate_on="host")
+    fake = FakeDevice()
+    eng = _engine_on(fake, cfg)
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        fake = eng.fake
-        kept = [n for n, keep in fake.uploads if keep]
         n_priv = pk.n_vars - pk.n_public - 1
         want = [pk.n_vars, pk.n_vars, n_priv, len(pk.h_g1)] + ([] if g2_on_cpu else [pk.n_vars])
-        assert sorted(kept) == sorted(want)  # the key's point arrays, once
+        assert sorted(_kept(fake)) == sorted(want)  # the key's point arrays, once
         # their shares at infinity measured as the key went HOT: a real key's A and B have
         # points at infinity (variables absent from A, resp. B), H has none
         fields = ["a_g1", "b_g1", "l_g1", "h_g1"] + ([] if g2_on_cpu else ["b_g2"])
-        assert set(fake._masks) == {id(getattr(pk, f)) for f in fields}
-        assert fake._masks[id(pk.a_g1)] > 0 and fake._masks[id(pk.b_g1)] > 0
-        assert fake._masks[id(pk.h_g1)] == 0
+        measured = {id(c["points"]) for c in fake.calls("msm_infinity_share")}
+        assert measured == {id(getattr(pk, f)) for f in fields}
+        assert fake.share(pk.a_g1) > 0 and fake.share(pk.b_g1) > 0
+        assert fake.share(pk.h_g1) == 0
         # the warm-up proof (as the key went HOT) uploaded one partition's a, b, c and w
-        warm = len([1 for _, keep in fake.uploads if not keep])
-        assert warm == 4 and len(fake.msm_sizes) >= 4
+        warm = len(_uploads(fake))
+        assert warm == 4 and len(_msm_rows(fake)) >= 4
         n = 4
         req = JobRequest(f"dev-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})
@@ -181,10 +134,10 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
         for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
             assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
         # the key was not uploaded again; each partition's a, b, c, w went up once
-        assert sorted(n for n, keep in fake.uploads if keep) == sorted(want)
-        assert len([1 for _, keep in fake.uploads if not keep]) == warm + 4 * n
+        assert sorted(_kept(fake)) == sorted(want)
+        assert len(_uploads(fake)) == warm + 4 * n
         # assembly (3-5 point MSMs) ran on the host backend, not the device one
-        assert all(k > 5 for k in fake.msm_sizes)
+        assert all(k > 5 for k in _msm_rows(fake))
         spans = eng.timeline.spans()
         ups = [sp for sp in spans if sp.kind == "upload"]
         locks = [sp for sp in spans if sp.kind == "lock"]
@@ -193,63 +146,11 @@ def test_engine_device_path(circuit: SyntheticCircuit, pk: ProvingKey, rng: rand
         for up in ups:
             held = [lk for lk in locks if lk.job_id == up.job_id and lk.partition == up.partition]
             assert len(held) == 1 and up.end_ms <= held[0].start_ms  # before, not inside
-        # demotion drops the resident copies
+        # demotion drops the resident copies (and the shares)
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._resident == {} and fake._masks == {}
+        assert fake.holding() == 0
     finally:
         eng.stop()
-
-
-class EvaluatingFakeDevice(FakeDevice):
-    """FakeDevice that also evaluates constraints "on the device" (the CUDA backend's
-    evaluate_r1cs, keep_r1cs and fr_first_mismatch), with the CPU arithmetic."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.evaluations = 0
-        self.pooled: list[np.ndarray] = []  # arrays from alloc_host (pinned on CUDA)
-        self.pooled_uploads = 0
-
-    def alloc_host(self, shape: Any, dtype: Any = np.uint64) -> np.ndarray:
-        arr = np.empty(shape, dtype=dtype)
-        with self.lock:
-            self.pooled.append(arr)
-        return arr
-
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        with self.lock:
-            self.pooled_uploads += any(arr is p for p in self.pooled)
-        return super().to_device(arr, keep)
-
-    def keep_r1cs(self, r1cs: Any) -> int:
-        arrays = [x for m in (r1cs.a, r1cs.b, r1cs.c) if m.nnz
-                  for x in (m.indptr, m.indices, m.values)]  # fmt: skip
-        for x in arrays:
-            self.to_device(x, keep=True)
-        return sum(int(x.nbytes) for x in arrays)
-
-    def evaluate_r1cs(self, r1cs: Any, w: Any, domain_size: int) -> tuple[Any, Any, Any]:
-        with self.lock:
-            self.evaluations += 1
-        return qap.evaluate(r1cs, np.asarray(w), CpuBackend(), domain_size)
-
-    def fr_first_mismatch(self, curve: Any, a: Any, b: Any, c: Any) -> int:
-        return qap._first_mismatch(curve, a, b, c)
-
-    def fr_mul(self, curve: Any, a: Any, b: Any) -> Any:
-        return qap.fr_mul_arrays(curve, a, b)
-
-
-def _engine_on(fake: FakeDevice, cfg: EngineConfig) -> Engine:
-    """A started engine whose (only) device backend is `fake` (as `eng.fake`)."""
-
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = fake
-            self._backends[self.devices[0]] = fake
-
-    return Eng(cfg, phases=ProverPhases()).start()
 
 
 def _prove_job(eng: Engine, pk: ProvingKey, rng: random.Random, n: int) -> Any:
@@ -278,7 +179,7 @@ def test_evaluate_on_device_matches_synthesize(circuit: SyntheticCircuit, pk: Pr
                   indices=np.zeros(0, dtype=np.int64), values=np.zeros((0, 4), dtype=np.uint64),
                   n_cols=full.n_vars)  # fmt: skip
     ab_only = replace(pk, r1cs=replace(full, c=empty_c), meta={"c_from_ab": True})
-    dev, cpu = EvaluatingFakeDevice(), CpuBackend()
+    dev, cpu = FakeDevice(), CpuBackend()
     w = circuit.witness(rng.randrange(1 << 32), 1)
     for key in (pk, ab_only):
         got = prover.evaluate_on_device(key, prover.pending(key, w), dev)
@@ -316,31 +217,38 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
     cfg = EngineConfig(devices=["cpu"], backend="cpu", gpu_workers_per_device=2,
                        partition_workers=2, evaluate_on=evaluate_on)
 
-    eng = _engine_on(EvaluatingFakeDevice(), cfg)
+    fake = FakeDevice()
+    eng = _engine_on(fake, cfg)
     on_device = evaluate_on == "auto"
+
+    def evaluations() -> int:
+        return len(fake.calls("evaluate_r1cs"))
+
+    def pooled_uploads() -> int:
+        return sum(1 for c in fake.calls("to_device") if c["pooled"])
+
     try:
-        assert eng.engine_status()["evaluate_on"] == ("device" if on_device else "host")
+        assert eng.engine_status().evaluate_on == ("device" if on_device else "host")
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        fake = eng.fake
         kr = prover.key_r1cs(pk.r1cs)
         matrices = [m for m in (kr.a, kr.b, kr.c) if m.nnz]
-        kept = sorted(n for n, keep in fake.uploads if keep)
         points = [pk.n_vars, pk.n_vars, pk.n_vars - pk.n_public - 1, len(pk.h_g1), pk.n_vars]
         extra = [len(x) for m in matrices for x in (m.indptr, m.indices, m.values)]
-        assert kept == sorted(points + (extra if on_device else []))
+        assert sorted(_kept(fake)) == sorted(points)
+        assert sorted(c["rows"] for c in fake.calls("keep_matrix")) == \
+            sorted(extra if on_device else [])
         # the key going HOT reserved every partition buffer set its proofs can hold at once
-        pool = eng.engine_status()["host_buffers"]
+        pool = eng.engine_status().host_buffers
         shape = f"('witness', {pk.n_vars})" if on_device else f"({pk.domain_size}, {pk.n_vars})"
-        assert list(pool["shapes"]) == [shape]
-        assert pool["allocations"] == pool["bound_per_shape"] == cfg.buffered_partitions_bound
+        assert list(pool.shapes) == [shape]
+        assert pool.allocations == pool.bound_per_shape == cfg.buffered_partitions_bound
         # the warm-up proof: the witness alone (evaluated unchecked on the device), or a, b,
         # c and w; it borrows no pooled buffer
-        warm = sorted(n for n, keep in fake.uploads if not keep)
+        warm = sorted(_uploads(fake))
         assert warm == ([pk.n_vars] if on_device else sorted([pk.domain_size] * 3 + [pk.n_vars]))
-        assert fake.evaluations == (1 if on_device else 0) and fake.pooled_uploads == 0
-        fake.uploads = [u for u in fake.uploads if u[1]]
-        fake.evaluations = 0
+        assert evaluations() == (1 if on_device else 0) and pooled_uploads() == 0
+        fake.clear_calls()
         n = 3
         seeds = [rng.randrange(1 << 32) for _ in range(n)]
         req = JobRequest(f"eval-{rng.randrange(1 << 30)}", CID,
@@ -349,18 +257,18 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         assert res.state == JobState.COMPLETED, res.error
         for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
             assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
-        vectors = sorted(n for n, keep in fake.uploads if not keep)
+        vectors = sorted(_uploads(fake))
         if on_device:
-            assert fake.evaluations == n and vectors == [pk.n_vars] * n  # the witness alone
+            assert evaluations() == n and vectors == [pk.n_vars] * n  # the witness alone
         else:
-            assert fake.evaluations == 0 and len(vectors) == 4 * n
+            assert evaluations() == 0 and len(vectors) == 4 * n
         # every upload reads a pooled buffer from alloc_host (pinned memory on CUDA), never
         # the generator's own (pageable) array; the proofs allocated none of their own
-        assert fake.pooled_uploads == len(vectors)
-        after = eng.engine_status()["host_buffers"]
-        assert after["allocations"] == pool["allocations"] and list(after["shapes"]) == [shape]
-        assert after["bytes"] == after["allocations"] * after["shapes"][shape]["set_bytes"] > 0
-        assert after["shapes"][shape]["max_in_use"] >= 1
+        assert pooled_uploads() == len(vectors)
+        after = eng.engine_status().host_buffers
+        assert after.allocations == pool.allocations and list(after.shapes) == [shape]
+        assert after.bytes == after.allocations * after.shapes[shape].set_bytes > 0
+        assert after.shapes[shape].max_in_use >= 1
         spans = eng.timeline.spans()
         for up in (sp for sp in spans if sp.kind == "upload"):
             lock = [lk for lk in spans if lk.kind == "lock" and lk.job_id == up.job_id
@@ -374,9 +282,9 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         # checked where the constraints are evaluated
         stage = "constraint evaluation" if on_device else "synthesis"
         assert f"partition 0: {stage} failed: UnsatisfiedConstraint" in bad.error
-        assert fake.evaluations == (n + 1 if on_device else 0)
+        assert evaluations() == (n + 1 if on_device else 0)
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._resident == {}
+        assert fake.holding() == 0
     finally:
         eng.stop()
 
@@ -402,19 +310,21 @@ def test_key_going_hot_runs_a_warm_up_partition(circuit: SyntheticCircuit, pk: P
 
     cfg = EngineConfig(devices=["cpu"], backend="cpu", warm_up=warm_up)
 
-    eng = _engine_on(EvaluatingFakeDevice(), cfg)
+    fake = FakeDevice()
+    eng = _engine_on(fake, cfg)
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        fake, lock = eng.fake, eng.device_locks["cpu"]
+        lock = eng.device_locks["cpu"]
+        evaluations = len(fake.calls("evaluate_r1cs"))
         if warm_up:
-            assert fake.evaluations == 1 and [n for n, keep in fake.uploads if not keep] == [pk.n_vars]
+            assert evaluations == 1 and _uploads(fake) == [pk.n_vars]
             # the kernel region's four G1 MSMs over the key's sizes, under the lock
-            assert sorted(fake.msm_sizes) == sorted([pk.n_vars, pk.n_vars, len(pk.l_g1),
-                                                     len(pk.h_g1)])
+            assert sorted(_msm_rows(fake)) == sorted([pk.n_vars, pk.n_vars, len(pk.l_g1),
+                                                      len(pk.h_g1)])
             assert lock.stats.acquisitions == 1 and lock.stats.intervals[0][2] == "warm-up"
         else:
-            assert fake.evaluations == 0 and fake.msm_sizes == [] and lock.stats.acquisitions == 0
+            assert evaluations == 0 and _msm_rows(fake) == [] and lock.stats.acquisitions == 0
         assert eng.timeline.events() == []  # no job events: the warm-up is not a job
         res = eng.await_job(eng.submit(JobRequest(f"w-{rng.randrange(1 << 30)}", CID, [
             PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])), timeout=300)
@@ -433,21 +343,14 @@ def test_failed_warm_up_leaves_the_key_hot(circuit: SyntheticCircuit, pk: Provin
     """A warm-up that fails (here the device's MSM raises once) is logged; the key is HOT,
     the lock is free again and the next job proves."""
 
-    class Flaky(EvaluatingFakeDevice):
-        failed = False
-
-        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-            if not Flaky.failed:
-                Flaky.failed = True
-                raise RuntimeError("device fault")
-            return super().g1_msm(curve, points, scalars)
-
-    eng = _engine_on(Flaky(), EngineConfig(devices=["cpu"], backend="cpu"))
+    fake = FakeDevice()
+    fake.fail("g1_msm", RuntimeError("device fault"))  # the first G1 MSM
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        assert Flaky.failed and "warm-up proof failed" in caplog.text
+        assert "warm-up proof failed (RuntimeError: device fault)" in caplog.text
         assert eng.device_locks["cpu"].holder is None
         res = eng.await_job(eng.submit(JobRequest(f"f-{rng.randrange(1 << 30)}", CID, [
             PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])), timeout=300)
@@ -456,31 +359,14 @@ def test_failed_warm_up_leaves_the_key_hot(circuit: SyntheticCircuit, pk: Provin
         eng.stop()
 
 
-class SmallDevice(FakeDevice):
-    """A FakeDevice with `capacity` bytes: its free memory is what the resident copies leave;
-    keep_on_host records the arrays the engine leaves on the host; uploads of arrays named in
-    `refuse` run out of memory."""
+def _refuse(fake: FakeDevice, op: str, arr: Any) -> None:
+    """`op` on this array (keep_on_device's points, keep_r1cs's arrays) runs out of memory."""
+    fake.fail(op, FakeOutOfMemory("out of device memory"), times=None,
+              when=lambda **ctx: ctx.get("points", ctx.get("array")) is arr)
 
-    def __init__(self, capacity: int, refuse: tuple[int, ...] = ()) -> None:
-        super().__init__()
-        self.capacity, self.refuse = capacity, set(refuse)
-        self._on_host: dict[int, np.ndarray] = {}
 
-    def device_free_bytes(self) -> int:
-        return self.capacity - sum(int(a.nbytes) for a in self._resident.values())
-
-    def keep_on_host(self, arr: np.ndarray) -> int:
-        self._on_host[id(arr)] = arr
-        return int(arr.nbytes)
-
-    @staticmethod
-    def is_out_of_memory(exc: BaseException) -> bool:
-        return isinstance(exc, MemoryError)
-
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        if keep and id(arr) in self.refuse:
-            raise MemoryError("out of device memory")
-        return super().to_device(arr, keep)
+def _kept_as(fake: FakeDevice, pk: ProvingKey) -> dict[str, Kept | None]:
+    return {q: fake.kept_as(getattr(pk, q)) for q in ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2")}
 
 
 @pytest.mark.parametrize("refuse_upload", (False, True))
@@ -492,57 +378,33 @@ def test_key_points_that_do_not_fit_stay_on_the_host(circuit: SyntheticCircuit, 
     and B₂ stay in pinned host memory (keep_on_host), reported in status and the log; proofs
     verify; demotion forgets them. An upload that runs out of memory although the free-memory
     check passed (here H's) also leaves that query on the host."""
-    from cuzk.engine.engine import proof_reserve_bytes
-
     reserve = proof_reserve_bytes(pk, 1)
     fits = pk.a_g1.nbytes + pk.b_g1.nbytes
     big = reserve + fits + (pk.l_g1.nbytes + pk.h_g1.nbytes + pk.b_g2.nbytes) * 2
-    capacity = big if refuse_upload else reserve + fits + 1
-    refuse = (id(pk.h_g1),) if refuse_upload else ()
+    fake = FakeDevice(big if refuse_upload else reserve + fits + 1)
+    if refuse_upload:
+        _refuse(fake, "keep_on_device", pk.h_g1)
 
-    eng = _engine_on(SmallDevice(capacity, refuse),
-                     EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        evaluate_on="host"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        fake = eng.fake
         host = ({"h_g1": pk.h_g1} if refuse_upload
                 else {"l_g1": pk.l_g1, "h_g1": pk.h_g1, "b_g2": pk.b_g2})
-        assert set(fake._on_host) == {id(a) for a in host.values()}
-        assert not set(fake._resident) & set(fake._on_host)
-        assert id(pk.a_g1) in fake._resident and id(pk.b_g1) in fake._resident
+        kept = _kept_as(fake, pk)
+        assert {q for q, how in kept.items() if how is Kept.HOST} == set(host)
+        assert {q for q, how in kept.items() if how is Kept.DEVICE} == set(kept) - set(host)
+        assert kept["a_g1"] is Kept.DEVICE and kept["b_g1"] is Kept.DEVICE
         assert "stay in pinned host memory" in caplog.text and all(n in caplog.text for n in host)
-        st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
-        assert st["streamed_bytes"] == sum(int(a.nbytes) for a in host.values())
+        st = eng.engine_status().key(CID)
+        assert st is not None and st.streamed_bytes == sum(int(a.nbytes) for a in host.values())
         _prove_job(eng, pk, rng, 2)
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._on_host == {} and fake._resident == {}
+        assert fake.kept_on_host() == 0 and fake.holding() == 0
     finally:
         eng.stop()
-
-
-class CompactingDevice(SmallDevice):
-    """A SmallDevice whose resident copy of a query with points at infinity (A, B₁, B₂ of
-    this key) takes a third of its bytes (keep_on_device, resident_bytes), as the CUDA
-    backend's copy of the live bases only does."""
-
-    def __init__(self, capacity: int, sparse: tuple[int, ...]) -> None:
-        super().__init__(capacity)
-        self.sparse = set(sparse)
-        self._compact: dict[int, int] = {}
-
-    def resident_bytes(self, arr: np.ndarray) -> int:
-        return int(arr.nbytes) // 3 if id(arr) in self.sparse else int(arr.nbytes)
-
-    def keep_on_device(self, arr: np.ndarray) -> int:
-        if id(arr) not in self.sparse:
-            return int(self.to_device(arr, keep=True).nbytes)
-        self._compact[id(arr)] = self.resident_bytes(arr)
-        return self._compact[id(arr)]
-
-    def device_free_bytes(self) -> int:
-        return super().device_free_bytes() - sum(self._compact.values())
 
 
 def test_key_points_placed_by_their_resident_size(circuit: SyntheticCircuit, pk: ProvingKey,
@@ -552,28 +414,23 @@ def test_key_points_placed_by_their_resident_size(circuit: SyntheticCircuit, pk:
     keep_on_device: on a device with room for a third of A and B₁ beside a proof, where
     neither fits whole, both go resident that way and L, H, B₂ stay on the host; proofs
     verify; demotion forgets the copies."""
-    from cuzk.engine.engine import proof_reserve_bytes
-
     reserve = proof_reserve_bytes(pk, 1)
     capacity = reserve + (pk.a_g1.nbytes + pk.b_g1.nbytes) // 3 + 1
     assert pk.a_g1.nbytes > capacity - reserve  # whole, A alone would not fit
-    dev = CompactingDevice(capacity, (id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)))
-    eng = _engine_on(dev, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    fake = FakeDevice(capacity, live_bases=lambda a: any(a is q for q in (pk.a_g1, pk.b_g1,
+                                                                         pk.b_g2)))
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        evaluate_on="host"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        fake = eng.fake
-        assert set(fake._compact) == {id(pk.a_g1), id(pk.b_g1)}
-        assert set(fake._on_host) == {id(pk.l_g1), id(pk.h_g1), id(pk.b_g2)}
+        assert _kept_as(fake, pk) == {"a_g1": Kept.LIVE_BASES, "b_g1": Kept.LIVE_BASES,
+                                      "l_g1": Kept.HOST, "h_g1": Kept.HOST, "b_g2": Kept.HOST}
         _prove_job(eng, pk, rng, 2)
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._compact == {} and fake._on_host == {}
+        assert fake.kept_on_host() == 0 and fake.holding() == 0
     finally:
         eng.stop()
-
-
-class SmallEvaluatingDevice(SmallDevice, EvaluatingFakeDevice):
-    """A SmallDevice that evaluates constraints, whose uploads of `refuse` run out of memory."""
 
 
 def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
@@ -584,25 +441,26 @@ def test_matrices_that_do_not_fit_leave_the_key_to_host_evaluation(
     partitions evaluate their constraints on the host (full buffer sets reserved, a, b, c
     and w uploaded, no device evaluation); proofs verify."""
     kr = prover.key_r1cs(pk.r1cs)
+    fake = FakeDevice()
+    _refuse(fake, "keep_matrix", kr.c.indices)
 
-    eng = _engine_on(SmallEvaluatingDevice(1 << 40, (id(kr.c.indices),)),
-                     EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
     try:
-        assert eng.engine_status()["evaluate_on"] == "device"
+        assert eng.engine_status().evaluate_on == "device"
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        fake = eng.fake
         assert "constraint matrices do not fit" in caplog.text
-        matrices = {id(x) for m in (kr.a, kr.b, kr.c) for x in (m.indptr, m.indices, m.values)}
-        assert not matrices & set(fake._resident)  # what went up before the failure is gone
-        pool = eng.engine_status()["host_buffers"]
-        assert list(pool["shapes"]) == [f"({pk.domain_size}, {pk.n_vars})"]
+        matrices = [x for m in (kr.a, kr.b, kr.c) for x in (m.indptr, m.indices, m.values)]
+        assert len(fake.calls("keep_matrix")) > 1  # some went up before the failure
+        assert not any(fake.holds(x) for x in matrices)  # and are gone
+        pool = eng.engine_status().host_buffers
+        assert list(pool.shapes) == [f"({pk.domain_size}, {pk.n_vars})"]
         n = 2
-        before = len([1 for _, keep in fake.uploads if not keep])
+        before = len(_uploads(fake))
         _prove_job(eng, pk, rng, n)
-        assert fake.evaluations == 0
-        assert len([1 for _, keep in fake.uploads if not keep]) - before == 4 * n
+        assert fake.calls("evaluate_r1cs") == []
+        assert len(_uploads(fake)) - before == 4 * n
     finally:
         eng.stop()
 
@@ -614,15 +472,10 @@ def test_demoting_the_last_key_of_a_shape_frees_its_buffers(circuit: SyntheticCi
     going HOT again reserves them again. A second key of the same shape keeps them."""
     import dataclasses
 
-    class Releasing(EvaluatingFakeDevice):
-        released = 0
-
-        def release_pinned_memory(self) -> None:
-            Releasing.released += 1
-
+    fake = FakeDevice()
     twin = dataclasses.replace(pk, **{  # another key of the same shape, its own points
         f: np.array(getattr(pk, f), copy=True) for f in ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2")})
-    eng = _engine_on(Releasing(), EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         eng.register_circuit("twin", CircuitSpec(key=twin, witness_fn=circuit.witness_fn()))
@@ -631,36 +484,38 @@ def test_demoting_the_last_key_of_a_shape_frees_its_buffers(circuit: SyntheticCi
         assert eng.preload(CID) == KeyTier.HOT and eng.preload("twin") == KeyTier.HOT
         assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
         assert eng.evict("twin", KeyTier.WARM)  # the other key still uses the shape
-        assert eng.host_buffers.shape_stats(shape)["allocated"] == bound and Releasing.released == 0
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
+        assert fake.pinned_releases == 0
         assert eng.evict(CID, KeyTier.WARM)
-        assert eng.host_buffers.shape_stats(shape)["allocated"] == 0 and Releasing.released == 1
+        assert eng.host_buffers.shape_stats(shape)["allocated"] == 0 and fake.pinned_releases == 1
         assert eng.preload(CID) == KeyTier.HOT
         assert eng.host_buffers.shape_stats(shape)["allocated"] == bound
     finally:
         eng.stop()
 
 
-class TightDevice(SmallDevice):
-    """A SmallDevice that notes, for each partition upload (not the key's), whether a worker
-    held the device lock; the first `fail_unlocked` of those made without the lock run out of
-    memory (another worker's region holds it)."""
+def _watch_uploads(fake: FakeDevice, eng: Engine, fail_unlocked: int = 0) -> list[bool]:
+    """For each partition upload (not the key's), whether a worker held the device lock; the
+    first `fail_unlocked` of those made without it run out of memory (another worker's
+    region holds the device)."""
+    held_list: list[bool] = []
+    left = [fail_unlocked]
+    guard = threading.Lock()
+    lock = eng.device_locks["cpu"]
 
-    def __init__(self, capacity: int, fail_unlocked: int = 0) -> None:
-        super().__init__(capacity)
-        self.engine: Engine | None = None
-        self.locked_uploads: list[bool] = []
-        self.fail_unlocked = fail_unlocked
+    def hook(keep: bool, **_: Any) -> None:
+        if keep:
+            return
+        held = lock.holder is not None
+        with guard:
+            held_list.append(held)
+            fail = not held and left[0] > 0
+            left[0] -= fail
+        if fail:
+            raise FakeOutOfMemory("out of device memory")
 
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        if not keep and self.engine is not None:
-            held = self.engine.device_locks["cpu"].holder is not None
-            with self.lock:
-                self.locked_uploads.append(held)
-                fail = not held and self.fail_unlocked > 0
-                self.fail_unlocked -= fail
-            if fail:
-                raise MemoryError("out of device memory")
-        return super().to_device(arr, keep)
+    fake.before("to_device", hook)
+    return held_list
 
 
 @pytest.mark.parametrize("room_for_two", (True, False))
@@ -671,26 +526,24 @@ def test_uploads_hold_the_lock_when_two_partitions_do_not_fit(
     device must hold a region and two partitions' inputs beside the key. With less room, the
     key's uploads are made holding the lock (one partition's inputs at a time), said in the
     log; proofs verify either way."""
-    from cuzk.engine.engine import proof_reserve_bytes
-
     points = sum(getattr(pk, f).nbytes for f in ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2"))
     capacity = points + proof_reserve_bytes(pk, 2 if room_for_two else 1)
-    fake = TightDevice(capacity)
+    fake = FakeDevice(capacity)
     eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
                                         gpu_workers_per_device=2, evaluate_on="host"))
-    fake.engine = eng
+    locked_uploads = _watch_uploads(fake, eng)
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        assert fake._on_host == {}  # every query resident either way
+        assert fake.kept_on_host() == 0  # every query resident either way
         in_turn = "uploads hold the device lock" in caplog.text
         assert in_turn is not room_for_two
-        assert eng._device_key(CID, fake).uploads_in_turn is in_turn
+        assert _key_status(eng).uploads_in_turn is in_turn
         _prove_job(eng, pk, rng, 4)
-        assert len(fake.locked_uploads) == 4 * 4  # a, b, c and w per partition
+        assert len(locked_uploads) == 4 * 4  # a, b, c and w per partition
         if in_turn:
-            assert all(fake.locked_uploads)
+            assert all(locked_uploads)
     finally:
         eng.stop()
 
@@ -701,19 +554,19 @@ def test_an_upload_out_of_memory_retries_holding_the_lock(
     """A partition's upload that runs out of device memory beside another worker's region,
     with no MSM tables to free, is retried holding the device lock, and the key's later
     uploads hold it too; the job completes and its proofs verify."""
-    fake = TightDevice(1 << 40, fail_unlocked=1)
+    fake = FakeDevice(1 << 40)
     eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
                                         gpu_workers_per_device=2, evaluate_on="host"))
-    fake.engine = eng
+    locked_uploads = _watch_uploads(fake, eng, fail_unlocked=1)
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        assert not eng._device_key(CID, fake).uploads_in_turn
+        assert not _key_status(eng).uploads_in_turn
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             _prove_job(eng, pk, rng, 4)
         assert "uploads hold the device lock from now on" in caplog.text
-        assert eng._device_key(CID, fake).uploads_in_turn
-        assert fake.locked_uploads.count(False) == 1  # the failed one; all retries held it
+        assert _key_status(eng).uploads_in_turn
+        assert locked_uploads.count(False) == 1  # the failed one; all retries held it
         assert eng.device_locks["cpu"].holder is None
     finally:
         eng.stop()
@@ -729,30 +582,12 @@ def test_a_region_out_of_memory_reruns_with_fewer_msms_at_once(
     backend's settings are restored, the reruns are counted in the timeline and the proofs
     verify. Out of memory in turn too, the partition fails."""
 
-    class Crowded(ConcurrentFakeDevice):
-        concurrent = True
-        max_concurrent = 0
-        in_turn_fails = False
-
-        def run_concurrently(self, tasks: list[Any]) -> list[Any]:
-            width = self.max_concurrent or len(tasks)
-            self.widths.append(width if self.concurrent else 1)
-            if not self.concurrent or (two_fit and width <= 2):
-                return [t() for t in tasks]
-            raise MemoryError("out of device memory")
-
-        @staticmethod
-        def is_out_of_memory(exc: BaseException) -> bool:
-            return isinstance(exc, MemoryError)
-
-        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-            if self.in_turn_fails:
-                raise MemoryError("out of device memory")
-            return super().g1_msm(curve, points, scalars)
-
-    fake = Crowded()
-    fake.widths = []
-    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    fake = FakeDevice(concurrent=True)
+    # MSMs side by side run out of memory past two at once (two_fit), else past one
+    fake.fail("run_concurrently", FakeOutOfMemory("out of device memory"), times=None,
+              when=lambda width, **_: width > (2 if two_fit else 1))
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        evaluate_on="host"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
@@ -761,7 +596,7 @@ def test_a_region_out_of_memory_reruns_with_fewer_msms_at_once(
         assert "rerunning the kernel region with its MSMs in turn" in caplog.text
         assert "regions run them 2 at a time from now on" in caplog.text
         assert ("regions run them in turn from now on" in caplog.text) is not two_fit
-        assert fake.concurrent is True and fake.max_concurrent == 0
+        assert fake.concurrent is True and fake.width == 0  # the backend's setting restored
         ends = [e for e in eng.timeline.events()
                 if e.job_id == res.job_id and e.event == "GPU_END"]
         # all at once failed and reran in turn; then two at a time (which, failing, reran in
@@ -769,15 +604,16 @@ def test_a_region_out_of_memory_reruns_with_fewer_msms_at_once(
         retries = ["1", "0", "0"] if two_fit else ["1", "1", "0"]
         assert [str(e.detail.get("oom_retries", 0)) for e in ends] == retries
         width = 2 if two_fit else 1
-        assert fake.widths == ([5, 1, 2, 2] if two_fit else [5, 1, 2, 1, 1])
-        st = next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
-        assert st["msm_width"] == width and st["msms_in_turn"] is not two_fit
-        assert not st["uploads_in_turn"]
-        fake.in_turn_fails = True
+        widths = [c["width"] for c in fake.calls("run_concurrently")]
+        assert widths == ([5, 1, 2, 2] if two_fit else [5, 1, 2, 1, 1])
+        st = _key_status(eng)
+        assert st.msm_width == width and st.msms_in_turn is not two_fit
+        assert not st.uploads_in_turn
+        fake.fail("g1_msm", FakeOutOfMemory("out of device memory"), times=None)  # in turn too
         req = JobRequest(f"x-{rng.randrange(1 << 30)}", CID, [PartitionInput(inputs={"seed": 1})])
         bad = eng.await_job(eng.submit(req), timeout=300)
         assert bad.state == JobState.FAILED and "out of device memory" in bad.error
-        assert fake.concurrent is True and fake.max_concurrent == 0
+        assert fake.concurrent is True and fake.width == 0
     finally:
         eng.stop()
 
@@ -790,31 +626,24 @@ def test_streamed_chunks_halve_when_a_region_runs_out_of_memory_in_turn(
     chunks do not fit even with the MSMs in turn: the region reruns with the chunk halved
     (logged, counted in GPU_END's oom_retries) until it fits, and the next regions start
     there. Below the smallest chunk (2^18 bases) the partition fails as before."""
-    from cuzk.engine.engine import _MIN_STREAM_ROWS
-
-    class Streaming(SmallDevice):
-        msm_stream_rows = 1 << 20
-
-        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-            if id(points) in self._on_host and self.msm_stream_rows > fits_at:
-                raise MemoryError("out of device memory")
-            return super().g1_msm(curve, points, scalars)
-
-    fake = Streaming(1)  # no room: every query kept on the host
-    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False))
+    fake = FakeDevice(1, stream_rows=1 << 20)  # no room: every query kept on the host
+    fake.fail("g1_msm", FakeOutOfMemory("out of device memory"), times=None,
+              when=lambda kept, **_: kept is Kept.HOST and fake.stream_rows > fits_at)
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=False,
+                                        evaluate_on="host"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
-        assert eng.preload(CID) == KeyTier.HOT and len(fake._on_host) == 5
+        assert eng.preload(CID) == KeyTier.HOT and fake.kept_on_host() == 5
         with caplog.at_level("WARNING", logger="cuzk.engine"):
-            if fits_at < _MIN_STREAM_ROWS:
+            if fits_at < MIN_STREAM_ROWS:
                 req = JobRequest(f"x-{rng.randrange(1 << 30)}", CID,
                                  [PartitionInput(inputs={"seed": 1})])
                 bad = eng.await_job(eng.submit(req), timeout=300)
                 assert bad.state == JobState.FAILED and "out of device memory" in bad.error
-                assert fake.msm_stream_rows == _MIN_STREAM_ROWS
+                assert fake.stream_rows == MIN_STREAM_ROWS
                 return
             res = _prove_job(eng, pk, rng, 3)
-        assert fake.msm_stream_rows == fits_at
+        assert fake.stream_rows == fits_at
         assert "streamed MSMs now upload chunks of 524288 bases (from 1048576)" in caplog.text
         assert "chunks of 262144 bases (from 524288)" in caplog.text
         ends = [e for e in eng.timeline.events()
@@ -829,77 +658,64 @@ def test_a_failed_warm_up_logged_does_not_keep_the_key(circuit: SyntheticCircuit
                                                         caplog: pytest.LogCaptureFixture) -> None:
     """A warm-up that runs out of memory is logged; with the log records kept (as a capture
     keeps them), demoting the key still forgets its streamed copies: the record holds the
-    error's text, not the exception whose frames hold the key's device handle (else the pinned
-    copies outlive the key)."""
-
-    class Boom(SmallDevice):
-        calls = 0
-
-        def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-            Boom.calls += 1
-            if Boom.calls == 1:
-                raise MemoryError("out of device memory")
-            return super().g1_msm(curve, points, scalars)
-
-    fake = Boom(1)  # no room: every query kept on the host
-    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=True))
+    error's text, not the exception whose frames hold the key's device handle."""
+    fake = FakeDevice(1)  # no room: every query kept on the host
+    fake.fail("g1_msm", FakeOutOfMemory("out of device memory"))  # the first one
+    eng = _engine_on(fake, EngineConfig(devices=["cpu"], backend="cpu", warm_up=True,
+                                        evaluate_on="host"))
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        assert "warm-up proof failed" in caplog.text and len(fake._on_host) == 5
+        assert "warm-up proof failed" in caplog.text and fake.kept_on_host() == 5
         assert eng.evict(CID, KeyTier.WARM)
-        assert fake._on_host == {}
+        assert fake.kept_on_host() == 0
     finally:
         eng.stop()
 
 
-class _Sticky(RuntimeError):
+class _Sticky(FakeDeviceLost):
     """A device error that leaves the device unusable (as CUDA's illegal address does)."""
 
 
-class LosingDevice(FakeDevice):
-    """A FakeDevice whose first `fail` G1 MSMs raise _Sticky, which is_device_lost names;
-    `lost` is set then. Its healthy twin (`gate`) waits for that before its first MSM, so the
-    losing device is sure to meet a partition."""
+def _losing(fail: int = 0, gate: threading.Event | None = None,
+            hold: Any = None) -> tuple[FakeDevice, threading.Event]:
+    """A FakeDevice whose first `fail` G1 MSMs raise _Sticky (a lost device), and the event
+    set then. Given the gate (its twin's event), it waits for it before its first MSM, so the
+    losing device is sure to meet a partition; with hold(), it fails once that is true."""
+    fake, lost = FakeDevice(), threading.Event()
+    left = [fail]
+    guard = threading.Lock()
 
-    def __init__(self, fail: int = 0, gate: threading.Event | None = None,
-                 hold: Any = None) -> None:
-        super().__init__()
-        self.fail, self.gate, self.hold = fail, gate, hold  # hold(): fail once it is true
-        self.lost = threading.Event()
-        self.devices_seen: list[str] = []
-
-    @staticmethod
-    def is_device_lost(exc: BaseException) -> bool:
-        return isinstance(exc, _Sticky)
-
-    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-        if self.gate is not None:
-            assert self.gate.wait(60), "the other device never failed"
-        with self.lock:
-            boom = self.fail > 0
-            self.fail -= boom
+    def hook(**_: Any) -> None:
+        if gate is not None:
+            assert gate.wait(60), "the other device never failed"
+        with guard:
+            boom = left[0] > 0
+            left[0] -= boom
         if boom:
             deadline = time.monotonic() + 60
-            while self.hold is not None and not self.hold() and time.monotonic() < deadline:
+            while hold is not None and not hold() and time.monotonic() < deadline:
                 time.sleep(0.01)
-            self.lost.set()
+            lost.set()
             raise _Sticky("illegal address")
-        return super().g1_msm(curve, points, scalars)
+
+    fake.before("g1_msm", hook)
+    return fake, lost
 
 
 def _engine_with(backends: dict[str, FakeDevice], **cfg: Any) -> Engine:
-    """A started engine proving on the given fake devices."""
+    """A started engine proving on the given fake devices, by their names."""
+    base = {"backend": "cpu", "warm_up": False, "gpu_workers_per_device": 1,
+            "evaluate_on": "host"}
+    return Engine(EngineConfig(**{**base, **cfg}), phases=ProverPhases(),
+                  backends=dict(backends)).start()
 
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.devices, self._backends = list(backends), dict(backends)
 
-    base = {"backend": "cpu", "warm_up": False, "gpu_workers_per_device": 1}
-    # the config names one CPU device; the engine then proves on the fakes, by their names
-    return Eng(EngineConfig(devices=["cpu"], **{**base, **cfg}), phases=ProverPhases()).start()
+def _key_status(eng: Engine) -> KeyStatus:
+    st = eng.engine_status().key(CID)
+    assert st is not None
+    return st
 
 
 def test_a_lost_device_hands_its_partitions_to_the_others(
@@ -909,15 +725,15 @@ def test_a_lost_device_hands_its_partitions_to_the_others(
     workers stop, the partition goes back in the GPU queue and the other device proves it;
     the job completes and verifies, status names the lost device, later jobs run on the
     other device alone."""
-    bad = LosingDevice(fail=1)
-    good = LosingDevice(gate=bad.lost)
+    bad, lost = _losing(fail=1)
+    good, _ = _losing(gate=lost)
     eng = _engine_with({"dev0": bad, "dev1": good})
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
             res = _prove_job(eng, pk, rng, 4)
         assert "dev0: device lost (_Sticky: illegal address); its workers stop" in caplog.text
-        assert eng.engine_status()["lost_devices"] == {"dev0": "_Sticky: illegal address"}
+        assert eng.engine_status().lost_devices == {"dev0": "_Sticky: illegal address"}
         ev = eng.timeline.events(res.job_id)
         tried = [e.detail["partition"] for e in ev if e.event == "GPU_END"
                  and e.detail["device"] == "dev0"]
@@ -936,10 +752,9 @@ def test_the_last_device_lost_fails_what_waits_for_it(
     """With no device left and no on_device_lost, the job fails saying so, as does every
     other job whose partitions wait for a device, and new jobs are refused at once
     (DeviceLost)."""
-    from cuzk.engine.engine import DeviceLost
-
-    queued: list[int] = []  # the GPU queue's depth, once the engine runs
-    eng = _engine_with({"dev0": LosingDevice(fail=1, hold=lambda: queued and queued[0]() >= 3)})
+    queued: list[Any] = []  # the GPU queue's depth, once the engine runs
+    dev0, _ = _losing(fail=1, hold=lambda: queued and queued[0]() >= 3)
+    eng = _engine_with({"dev0": dev0})
     # lost with job 0's second partition and both of job 1's queued: no put follows
     queued.append(lambda: len(eng.gpu_queue))
     try:
@@ -951,7 +766,7 @@ def test_the_last_device_lost_fails_what_waits_for_it(
             assert res.state == JobState.FAILED
             assert "every device is lost (dev0: _Sticky: illegal address); restart the engine" \
                 in res.error
-        assert eng.engine_status()["lost_devices"] == {"dev0": "_Sticky: illegal address"}
+        assert eng.engine_status().lost_devices == {"dev0": "_Sticky: illegal address"}
         with pytest.raises(DeviceLost, match="every device is lost"):
             eng.submit(JobRequest("lost-new", CID, [PartitionInput(inputs={"seed": 4})]))
     finally:
@@ -962,7 +777,7 @@ def test_the_last_device_lost_calls_on_device_lost_and_keeps_the_job(
         circuit: SyntheticCircuit, pk: ProvingKey) -> None:
     """With on_device_lost (the daemon's restart), it is called once and the job is left
     unfinished, for the restarted process to run from its store; stopping cancels it."""
-    eng = _engine_with({"dev0": LosingDevice(fail=1)}, gpu_workers_per_device=2)
+    eng = _engine_with({"dev0": _losing(fail=1)[0]}, gpu_workers_per_device=2)
     calls: list[tuple[str, str]] = []
     called = threading.Event()
 
@@ -983,3 +798,47 @@ def test_the_last_device_lost_calls_on_device_lost_and_keeps_the_job(
     finally:
         eng.stop(drain=True, timeout=0.2)
     assert eng.status(jid).state == JobState.CANCELLED
+
+
+_CONTRACT = {n for cls in (Backend, DeviceBackend)
+             for n in (*vars(cls), *cls.__annotations__) if not n.startswith("_")}
+
+
+class _ContractOnly:
+    """A device that answers only base.DeviceBackend's members (and refuses writes): the
+    engine and the prover's device path must need nothing else."""
+
+    def __init__(self, inner: FakeDevice) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _CONTRACT:
+            raise AssertionError(f"asked the device for {name!r}, not in base.DeviceBackend")
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AssertionError(f"set the device's {name!r}")
+
+
+@pytest.mark.parametrize("evaluate_on", ("auto", "host"))
+def test_the_engine_asks_a_device_only_for_the_contract(
+        circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random, evaluate_on: str) -> None:
+    """The fake device is a base.DeviceBackend (a CPU backend is not); behind a wrapper that
+    answers nothing else, a key goes HOT (tables, warm-up), a job proves and verifies, and the
+    key is demoted."""
+    fake = FakeDevice(tables=[11, 22, 33, 44])
+    assert isinstance(fake, DeviceBackend) and is_device_backend(fake)
+    assert not is_device_backend(CpuBackend())
+    dev = _ContractOnly(fake)
+    assert is_device_backend(dev)
+    eng = _engine_on(dev, EngineConfig(devices=["cpu"], backend="cpu", evaluate_on=evaluate_on,
+                                       gpu_workers_per_device=2))  # type: ignore[arg-type]
+    try:
+        assert eng.engine_status().evaluate_on == ("device" if evaluate_on == "auto" else "host")
+        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        assert eng.preload(CID) == KeyTier.HOT and fake.tables() == 4
+        _prove_job(eng, pk, rng, 3)
+        assert eng.evict(CID, KeyTier.WARM)
+        assert fake.holding() == 0
+    finally:
+        eng.stop()

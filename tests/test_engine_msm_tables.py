@@ -1,22 +1,22 @@
-"""Precomputed MSM window tables for HOT keys, without a GPU: a CPU backend that pretends to own
-a device and to build tables (`precompute_msm`, like the CUDA backend) must get them for the
-key's G1 queries in the order H, L, A, B with the configured reserve, stop at the first that
-does not fit, build none when turned off, lose them when the key is demoted, and be used by
-the proofs' MSMs (same array objects). Plus the two config knobs."""
+"""Precomputed MSM window tables for HOT keys, without a GPU: on the shared fake device, whose
+`precompute_msm` answers as told, the engine must build them for the key's G1 queries in the
+order H, L, A, B with the configured reserve, stop at the first that does not fit, build none
+when turned off, lose them when the key is demoted or the device runs out of memory, and the
+proofs' MSMs must use them (same array objects). Plus the two config knobs."""
 
 from __future__ import annotations
 
 import logging
 import os
 import random
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from fake_device import FakeDevice, FakeOutOfMemory
 
-from cuzk.backends.base import DeviceBackend
-from cuzk.backends.cpu import CpuBackend, native_module
+from cuzk.backends.base import Kept
+from cuzk.backends.cpu import native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
     CircuitSpec,
@@ -29,7 +29,6 @@ from cuzk.engine import (
 )
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import decode_proof
-from cuzk.groth16 import qap
 from cuzk.groth16.verifier import verify
 from cuzk.model.keys import ProvingKey
 from cuzk.server import config as server_config
@@ -41,84 +40,24 @@ CID = "syn"
 G1_QUERIES = ("h_g1", "l_g1", "a_g1", "b_g1")
 
 
-class TableDevice(CpuBackend):
-    """CPU arithmetic behind the device interface; precompute_msm answers from `replies`
-    (bytes per call, in order; an Exception instance is raised) and records every call."""
-
-    name = "fakedev"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        self.replies: list[Any] = []
-        self.calls: list[tuple[int, int]] = []  # (id(points), reserve)
-        self.msm_with_table: list[tuple[int, bool]] = []  # (id(points), had a table)
-        self._resident: dict[int, np.ndarray] = {}
-        self._tables: dict[int, Any] = {}
-        self.oom_with_tables = 0  # MSMs over a tabled array that run out of memory first
-        self.released = 0  # release_cached_memory calls
-
-    @staticmethod
-    def is_out_of_memory(exc: BaseException) -> bool:
-        return isinstance(exc, FakeDeviceOOM)
-
-    def release_cached_memory(self) -> None:
-        self.released += 1
-
-    def to_device(self, arr: Any, keep: bool = False) -> np.ndarray:
-        with self.lock:
-            if keep:
-                hit = self._resident.get(id(arr))
-                if hit is None:
-                    hit = self._resident[id(arr)] = np.array(arr, copy=True)
-                return hit
-        return np.array(arr, copy=True)
-
-    def precompute_msm(self, curve: Any, points: Any, group: int = 1, window: int | None = None,
-                       reserve: int = 2 << 30) -> int:
-        self.calls.append((id(points), reserve))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        if reply:
-            self._tables[id(points)] = (points, reply)
-        return reply
-
-    def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-        with self.lock:
-            tabled = id(points) in self._tables
-            self.msm_with_table.append((id(points), tabled))
-            if tabled and self.oom_with_tables > 0:
-                self.oom_with_tables -= 1
-                raise FakeDeviceOOM("out of device memory allocating 2 GiB")
-        return super().g1_msm(curve, points, scalars)
-
-
-# The fake stands for a device backend (it has a device of its own to the prover and the
-# engine) while implementing only what the engine uses of the DeviceBackend contract today;
-# to be dropped once the engine's fakes implement the whole contract.
-DeviceBackend.register(TableDevice)
-
-
-class FakeDeviceOOM(RuntimeError):
-    """What TableDevice raises for a failed device allocation (is_out_of_memory)."""
-
-
-class TableEngine(Engine):
-    def _resolve_backends(self) -> None:
-        super()._resolve_backends()
-        self.fake = TableDevice()
-        self._backends[self.devices[0]] = self.fake
-
-
 def start(circuit: SyntheticCircuit, pk: ProvingKey, replies: list[Any],
-          **cfg: Any) -> TableEngine:
+          **cfg: Any) -> tuple[Engine, FakeDevice]:
+    """A started engine on a FakeDevice whose precompute_msm answers `replies` in order (bytes,
+    0 for no room, an exception to raise), the circuit registered; constraints evaluated on
+    the host unless cfg says otherwise."""
     cfg.setdefault("warm_up", False)  # these tests count the proofs' own device calls
-    eng = TableEngine(EngineConfig(devices=["cpu"], backend="cpu", **cfg),
-                      phases=ProverPhases()).start()
-    eng.fake.replies = list(replies)
+    cfg.setdefault("evaluate_on", "host")
+    fake = FakeDevice(tables=replies)
+    eng = Engine(EngineConfig(devices=["cpu"], backend="cpu", **cfg), phases=ProverPhases(),
+                 backends={"cpu": fake}).start()
     eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
-    return eng
+    return eng, fake
+
+
+def oom_with_tables(fake: FakeDevice, times: int) -> None:
+    """The next `times` G1 MSMs over an array with a table run out of device memory."""
+    fake.fail("g1_msm", FakeOutOfMemory("out of device memory allocating 2 GiB"), times=times,
+              when=lambda tabled, **_: tabled)
 
 
 def hot_key(eng: Engine) -> ProvingKey:
@@ -127,9 +66,13 @@ def hot_key(eng: Engine) -> ProvingKey:
     return hot
 
 
-def called(eng: TableEngine, hot: ProvingKey) -> list[str]:
+def called(fake: FakeDevice, hot: ProvingKey) -> list[str]:
     names = {id(getattr(hot, q)): q for q in G1_QUERIES}
-    return [names.get(i, f"unknown {i}") for i, _ in eng.fake.calls]
+    return [names.get(id(c["points"]), "unknown") for c in fake.calls("precompute_msm")]
+
+
+def reserves(fake: FakeDevice) -> list[int]:
+    return [c["reserve"] for c in fake.calls("precompute_msm")]
 
 
 @needs_native
@@ -137,32 +80,32 @@ def test_tables_in_order_used_by_proofs_and_dropped_on_demotion(
         circuit: SyntheticCircuit, pk: ProvingKey) -> None:
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
     reserve = 3 << 30
-    eng = start(circuit, pk, [11, 22, 33, 44], msm_table_reserve_bytes=reserve)
+    eng, fake = start(circuit, pk, [11, 22, 33, 44], msm_table_reserve_bytes=reserve)
     try:
         assert eng.preload(CID) == KeyTier.HOT
         hot = hot_key(eng)
-        assert called(eng, hot) == list(G1_QUERIES)
-        assert all(r == reserve for _, r in eng.fake.calls)
+        assert called(fake, hot) == list(G1_QUERIES)
+        assert all(r == reserve for r in reserves(fake))
         (handle,) = eng.srs.device_handle(CID)
         assert handle.table_bytes == dict(zip(G1_QUERIES, (11, 22, 33, 44), strict=True))
-        del handle  # the SRS manager's reference must be the last one for demotion to free
+        del handle
         # The prover's MSMs run over the very arrays that got tables, so they use them.
         req = JobRequest(f"tab-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         res = eng.await_job(eng.submit(req), timeout=300)
         assert res.state == JobState.COMPLETED, res.error
         assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
-        tabled = {i for i, had in eng.fake.msm_with_table if had}
+        tabled = {id(c["points"]) for c in fake.calls("g1_msm") if c["tabled"]}
         assert tabled == {id(getattr(hot, q)) for q in G1_QUERIES}
         # demotion frees the tables with the resident copies
         assert eng.evict(CID, KeyTier.WARM)
-        assert eng.fake._tables == {}
-        assert eng.fake._resident == {}
+        assert fake.tables() == 0
+        assert fake.holding() == 0
         # going HOT again builds them again
-        eng.fake.replies = [5, 6, 7, 8]
+        fake.table_replies = [5, 6, 7, 8]
         assert eng.preload(CID) == KeyTier.HOT
-        assert called(eng, hot_key(eng))[4:] == list(G1_QUERIES)
-        assert len(eng.fake._tables) == 4
+        assert called(fake, hot_key(eng))[4:] == list(G1_QUERIES)
+        assert fake.tables() == 4
     finally:
         eng.stop()
 
@@ -170,32 +113,33 @@ def test_tables_in_order_used_by_proofs_and_dropped_on_demotion(
 @needs_native
 def test_first_table_that_does_not_fit_stops_the_rest(
         circuit: SyntheticCircuit, pk: ProvingKey, caplog: pytest.LogCaptureFixture) -> None:
-    eng = start(circuit, pk, [7, 0, 9, 9])
+    eng, fake = start(circuit, pk, [7, 0, 9, 9])
     try:
         with caplog.at_level(logging.INFO, logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
         hot = hot_key(eng)
-        assert called(eng, hot) == ["h_g1", "l_g1"]  # a_g1 and b_g1 not even tried
-        assert all(r == 16 << 30 for _, r in eng.fake.calls)  # the default reserve
-        assert list(eng.fake._tables) == [id(hot.h_g1)]
+        assert called(fake, hot) == ["h_g1", "l_g1"]  # a_g1 and b_g1 not even tried
+        assert all(r == 16 << 30 for r in reserves(fake))  # the default reserve
+        assert fake.tables() == 1 and fake.has_table(hot.h_g1)
         (handle,) = eng.srs.device_handle(CID)
         assert handle.table_bytes == {"h_g1": 7}
         del handle
         text = caplog.text
         assert "no MSM table for l_g1" in text and "h_g1" in text
         assert eng.evict(CID, KeyTier.WARM)
-        assert eng.fake._tables == {}
+        assert fake.tables() == 0
     finally:
         eng.stop()
 
 
 @needs_native
 def test_msm_tables_off_builds_none(circuit: SyntheticCircuit, pk: ProvingKey) -> None:
-    eng = start(circuit, pk, [1, 1, 1, 1], msm_tables=False)
+    eng, fake = start(circuit, pk, [1, 1, 1, 1], msm_tables=False)
     try:
         assert eng.preload(CID) == KeyTier.HOT
-        assert eng.fake.calls == [] and eng.fake._tables == {}
-        assert len(eng.fake._resident) >= 4  # the key itself still went to the device
+        assert fake.calls("precompute_msm") == [] and fake.tables() == 0
+        hot = hot_key(eng)  # the key itself still went to the device
+        assert all(fake.kept_as(getattr(hot, q)) is Kept.DEVICE for q in G1_QUERIES)
         (handle,) = eng.srs.device_handle(CID)
         assert handle.table_bytes == {}
     finally:
@@ -205,11 +149,11 @@ def test_msm_tables_off_builds_none(circuit: SyntheticCircuit, pk: ProvingKey) -
 @needs_native
 def test_failing_table_build_leaves_key_hot(circuit: SyntheticCircuit, pk: ProvingKey,
                                             caplog: pytest.LogCaptureFixture) -> None:
-    eng = start(circuit, pk, [RuntimeError("out of memory"), 1, 1, 1])
+    eng, fake = start(circuit, pk, [RuntimeError("out of memory"), 1, 1, 1])
     try:
         with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
             assert eng.preload(CID) == KeyTier.HOT
-        assert called(eng, hot_key(eng)) == ["h_g1"]
+        assert called(fake, hot_key(eng)) == ["h_g1"]
         assert "out of memory" in caplog.text
     finally:
         eng.stop()
@@ -260,7 +204,7 @@ def _copy_key(pk: ProvingKey) -> ProvingKey:
 @pytest.mark.parametrize("first_in_use", (False, True))
 def test_key_going_hot_takes_tables_of_idle_keys(
         circuit: SyntheticCircuit, pk: ProvingKey, first_in_use: bool) -> None:
-    eng = start(circuit, pk, [11, 22, 33, 44])
+    eng, fake = start(circuit, pk, [11, 22, 33, 44])
     try:
         assert eng.preload(CID) == KeyTier.HOT
         if first_in_use:
@@ -268,26 +212,27 @@ def test_key_going_hot_takes_tables_of_idle_keys(
         eng.register_circuit("other", CircuitSpec(key=_copy_key(pk),
                                                   witness_fn=circuit.witness_fn()))
         # H does not fit until the first key's tables are gone; then everything fits.
-        eng.fake.replies = [0, 55, 66, 77, 88] if not first_in_use else [0]
+        fake.table_replies = [0, 55, 66, 77, 88] if not first_in_use else [0]
         assert eng.preload("other") == KeyTier.HOT
         (first,) = eng.srs.device_handle(CID)
         (second,) = eng.srs.device_handle("other")
-        status = {k["circuit_id"]: k for k in eng.srs.status()}
+        status = {k.circuit_id: k for k in eng.srs.status()}
         if first_in_use:
             assert first.table_bytes == dict(zip(G1_QUERIES, (11, 22, 33, 44), strict=True))
             assert second.table_bytes == {}
-            assert len(eng.fake._tables) == 4
-            assert status[CID]["device_table_bytes"] == 110
-            assert status["other"]["device_table_bytes"] == 0
+            assert fake.tables() == 4
+            assert status[CID].device_table_bytes == 110
+            assert status["other"].device_table_bytes == 0
             eng.srs.release(CID)
         else:
             assert first.table_bytes == {}
             assert second.table_bytes == dict(zip(G1_QUERIES, (55, 66, 77, 88), strict=True))
             hot2, _ = eng.srs.acquire("other")
             eng.srs.release("other")
-            assert set(eng.fake._tables) == {id(getattr(hot2, q)) for q in G1_QUERIES}
-            assert status[CID]["device_table_bytes"] == 0
-            assert status["other"]["device_table_bytes"] == 55 + 66 + 77 + 88
+            assert fake.tables() == 4
+            assert all(fake.has_table(getattr(hot2, q)) for q in G1_QUERIES)
+            assert status[CID].device_table_bytes == 0
+            assert status["other"].device_table_bytes == 55 + 66 + 77 + 88
             assert eng.srs.tier(CID) == KeyTier.HOT  # still resident, only the tables went
         del first, second
     finally:
@@ -298,30 +243,6 @@ def _gpu_end_details(eng: Engine, job_id: str) -> list[dict[str, str]]:
     return [e.detail for e in eng.timeline.events(job_id) if e.event == "GPU_END"]
 
 
-class EvaluatingTableDevice(TableDevice):
-    """TableDevice that evaluates constraints "on the device" (evaluate_on device), the first
-    `oom_in_evaluate` evaluations running out of memory while the key has tables."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.oom_in_evaluate = 0
-        self.evaluations = 0
-
-    def keep_r1cs(self, r1cs: Any) -> int:
-        return 0
-
-    def evaluate_r1cs(self, r1cs: Any, w: Any, domain_size: int) -> tuple[Any, Any, Any]:
-        with self.lock:
-            self.evaluations += 1
-            if self._tables and self.oom_in_evaluate > 0:
-                self.oom_in_evaluate -= 1
-                raise FakeDeviceOOM("out of device memory allocating a, b, c")
-        return qap.evaluate(r1cs, np.asarray(w), CpuBackend(), domain_size)
-
-    def fr_first_mismatch(self, curve: Any, a: Any, b: Any, c: Any) -> int:
-        return qap._first_mismatch(curve, a, b, c)
-
-
 @needs_native
 def test_out_of_memory_in_device_evaluation_frees_tables_and_retries(
         circuit: SyntheticCircuit, pk: ProvingKey, caplog: pytest.LogCaptureFixture) -> None:
@@ -329,28 +250,20 @@ def test_out_of_memory_in_device_evaluation_frees_tables_and_retries(
     regions), running out of device memory there frees the key's tables and evaluates again:
     the proof verifies, nothing fails."""
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
-
-    class Eng(Engine):
-        def _resolve_backends(self) -> None:
-            super()._resolve_backends()
-            self.fake = EvaluatingTableDevice()
-            self._backends[self.devices[0]] = self.fake
-
-    eng = Eng(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
-              phases=ProverPhases()).start()
+    eng, fake = start(circuit, pk, [11, 22, 33, 44], evaluate_on="device")
     try:
-        eng.fake.replies = [11, 22, 33, 44]
-        eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
-        eng.fake.oom_in_evaluate = 1
+        # the next evaluation runs out of memory while the key has its tables
+        fake.fail("evaluate_r1cs", FakeOutOfMemory("out of device memory allocating a, b, c"),
+                  when=lambda **_: fake.tables() > 0)
         req = JobRequest(f"oom-eval-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
             res = eng.await_job(eng.submit(req), timeout=300)
         assert res.state == JobState.COMPLETED, res.error
         assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
-        assert eng.fake.evaluations == 2 and eng.fake.oom_in_evaluate == 0
-        assert eng.fake._tables == {} and eng.fake.released == 1
+        assert len(fake.calls("evaluate_r1cs")) == 2
+        assert fake.tables() == 0 and fake.cached_releases == 1
         assert "out of device memory in the upload" in caplog.text
     finally:
         eng.stop()
@@ -363,10 +276,10 @@ def test_out_of_memory_in_region_frees_own_tables_and_reruns(
     proof's buffers): the key's tables go, the region runs again, the proof verifies, and the
     key's later proofs run without tables."""
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
-    eng = start(circuit, pk, [11, 22, 33, 44])
+    eng, fake = start(circuit, pk, [11, 22, 33, 44])
     try:
         assert eng.preload(CID) == KeyTier.HOT
-        eng.fake.oom_with_tables = 1
+        oom_with_tables(fake, 1)
         req = JobRequest(f"oom-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         with caplog.at_level(logging.WARNING, logger="cuzk.engine"):
@@ -377,18 +290,18 @@ def test_out_of_memory_in_region_frees_own_tables_and_reruns(
         (handle,) = eng.srs.device_handle(CID)
         assert handle.table_bytes == {}
         del handle
-        assert eng.fake._tables == {} and eng.fake.released == 1
+        assert fake.tables() == 0 and fake.cached_releases == 1
         assert eng.srs.tier(CID) == KeyTier.HOT  # the resident points stay
         assert [d.get("oom_retries") for d in _gpu_end_details(eng, job_id)] == ["1"]
         assert "freed this key's MSM tables" in caplog.text
         # the next proof of the key: no table, no rerun
-        before = len(eng.fake.msm_with_table)
+        before = len(fake.calls("g1_msm"))
         req2 = JobRequest(f"oom2-{rng.randrange(1 << 30)}", CID,
                           [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         job2 = eng.submit(req2)
         res2 = eng.await_job(job2, timeout=300)
         assert res2.state == JobState.COMPLETED, res2.error
-        assert not any(had for _, had in eng.fake.msm_with_table[before:])
+        assert not any(c["tabled"] for c in fake.calls("g1_msm")[before:])
         assert [d.get("oom_retries") for d in _gpu_end_details(eng, job2)] == [None]
     finally:
         eng.stop()
@@ -398,14 +311,14 @@ def test_out_of_memory_in_region_frees_own_tables_and_reruns(
 def test_out_of_memory_takes_idle_keys_tables_first(
         circuit: SyntheticCircuit, pk: ProvingKey) -> None:
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
-    eng = start(circuit, pk, [11, 22, 33, 44])
+    eng, fake = start(circuit, pk, [11, 22, 33, 44])
     try:
         assert eng.preload(CID) == KeyTier.HOT
         eng.register_circuit("other", CircuitSpec(key=_copy_key(pk),
                                                   witness_fn=circuit.witness_fn()))
-        eng.fake.replies = [55, 66, 77, 88]
+        fake.table_replies = [55, 66, 77, 88]
         assert eng.preload("other") == KeyTier.HOT
-        eng.fake.oom_with_tables = 1
+        oom_with_tables(fake, 1)
         req = JobRequest(f"oom-{rng.randrange(1 << 30)}", "other",
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         res = eng.await_job(eng.submit(req), timeout=300)
@@ -425,23 +338,17 @@ def test_out_of_memory_with_nothing_to_free_fails_the_job(
     """No tables anywhere (or a failure that is not out of memory): no rerun, the job fails
     with the error."""
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
-    eng = start(circuit, pk, [11, 22, 33, 44])
+    eng, fake = start(circuit, pk, [11, 22, 33, 44])
     try:
         assert eng.preload(CID) == KeyTier.HOT
-        eng.fake.oom_with_tables = 3  # still out of memory after this key's tables are gone
-        orig = eng.fake.g1_msm
-
-        def oom_always(curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-            orig(curve, points, scalars)
-            raise FakeDeviceOOM("out of device memory allocating 2 GiB")
-
-        eng.fake.g1_msm = oom_always  # type: ignore[method-assign]
+        # still out of memory after this key's tables are gone
+        fake.fail("g1_msm", FakeOutOfMemory("out of device memory allocating 2 GiB"), times=None)
         req = JobRequest(f"oom-{rng.randrange(1 << 30)}", CID,
                          [PartitionInput(inputs={"seed": rng.randrange(1 << 32)})])
         job_id = eng.submit(req)
         res = eng.await_job(job_id, timeout=300)
         assert res.state == JobState.FAILED
-        assert "FakeDeviceOOM" in (res.error or "") and "out of device memory" in (res.error or "")
+        assert "FakeOutOfMemory" in (res.error or "") and "out of device memory" in (res.error or "")
         assert [d.get("oom_retries") for d in _gpu_end_details(eng, job_id)] == ["1"]
     finally:
         eng.stop()
@@ -454,18 +361,16 @@ def test_large_domain_raises_the_table_reserve(circuit: SyntheticCircuit, pk: Pr
     so the domain size need not match the circuit."""
     import dataclasses
 
-    from cuzk.engine.engine import REGION_BYTES_PER_CONSTRAINT, table_reserve_bytes
+    from cuzk.engine.memory import REGION_BYTES_PER_CONSTRAINT, table_reserve_bytes
 
     big = dataclasses.replace(_copy_key(pk), domain_size=1 << 26)
     assert table_reserve_bytes(16 << 30, big) == REGION_BYTES_PER_CONSTRAINT << 26 > 16 << 30
     assert table_reserve_bytes(16 << 30, pk) == 16 << 30  # small keys: the configured one
     assert table_reserve_bytes(200 << 30, big) == 200 << 30
-    eng = TableEngine(EngineConfig(devices=["cpu"], backend="cpu", warm_up=False),
-                      phases=ProverPhases()).start()
+    eng, fake = start(circuit, pk, [1, 2, 3, 4])
     try:
-        eng.fake.replies = [1, 2, 3, 4]
         eng.register_circuit("big", CircuitSpec(key=big, witness_fn=circuit.witness_fn()))
         assert eng.preload("big") == KeyTier.HOT
-        assert [r for _, r in eng.fake.calls] == [REGION_BYTES_PER_CONSTRAINT << 26] * 4
+        assert reserves(fake) == [REGION_BYTES_PER_CONSTRAINT << 26] * 4
     finally:
         eng.stop()

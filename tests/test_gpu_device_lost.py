@@ -87,7 +87,7 @@ def test_the_engine_loses_a_faulting_device_and_fails_the_job() -> None:
         except Exception as exc:
             refused = type(exc).__name__
         print(json.dumps({"state": str(res.state), "error": res.error,
-                          "lost": status["lost_devices"], "refused": refused}))
+                          "lost": status.lost_devices, "refused": refused}))
     ''')
     assert got["state"] == "FAILED", got
     assert "every device is lost (cuda:0: CUDA" in got["error"], got

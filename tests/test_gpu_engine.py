@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cuzk.backends.base import Kept
 from cuzk.circuits.synthetic import SyntheticCircuit, for_domain
 from cuzk.curves import get_curve
 from cuzk.engine import (
@@ -25,6 +26,7 @@ from cuzk.engine import (
     KeyTier,
     PartitionInput,
 )
+from cuzk.engine.status import KeyStatus
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16.setup import setup
 from cuzk.groth16.verifier import verify
@@ -65,8 +67,10 @@ def _prove(eng: Engine, pk: ProvingKey, rng: random.Random, jobs: int, parts: in
             assert not verify(pk.vk, [(pubs[0] + 1) % pk.curve.r] + list(pubs[1:]), proof)
 
 
-def _key_status(eng: Engine) -> dict:
-    return next(k for k in eng.engine_status()["keys"] if k["circuit_id"] == CID)
+def _key_status(eng: Engine) -> KeyStatus:
+    st = eng.engine_status().key(CID)
+    assert st is not None
+    return st
 
 
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
@@ -80,8 +84,8 @@ def test_engine_proves_on_the_gpu(curve: str) -> None:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circ.witness_fn()))
         assert eng.preload(CID) == KeyTier.HOT
         st = eng.engine_status()
-        assert st["evaluate_on"] == "device" and st["backend"] == {"cuda:0": "cuda"}
-        assert _key_status(eng)["streamed_bytes"] == 0
+        assert st.evaluate_on == "device" and st.backend == {"cuda:0": "cuda"}
+        assert _key_status(eng).streamed_bytes == 0
         _prove(eng, pk, rng, jobs=2, parts=3)
     finally:
         eng.stop()
@@ -146,8 +150,9 @@ def test_engine_on_a_device_with_no_room_for_the_key(curve: str, monkeypatch: py
     held = _occupy(48 << 20)
     print(f"free beside the held block: {cp.cuda.runtime.memGetInfo()[0] / 2**20:.1f} MiB, "
           f"pool {cp.get_default_memory_pool().free_bytes() / 2**20:.1f} MiB")
-    eng = Engine(EngineConfig(devices=["cuda:0"], backend="cuda", partition_workers=2)).start()
-    be = eng._backends["cuda:0"]
+    be = cuda.CudaBackend(device=0)
+    eng = Engine(EngineConfig(devices=["cuda:0"], backend="cuda", partition_workers=2),
+                 backends={"cuda:0": be}).start()
     try:
         eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=circ.witness_fn()))
         with caplog.at_level("WARNING", logger="cuzk.engine"):
@@ -157,10 +162,11 @@ def test_engine_on_a_device_with_no_room_for_the_key(curve: str, monkeypatch: py
         assert "warm-up proof failed" in caplog.text
         st = _key_status(eng)
         # each query pinned whole, or A's and B's live bases only (keep_on_host)
+        assert all(be.kept_as(getattr(pk, q)) is Kept.HOST for q in QUERIES)
         pinned = sum(_live_bytes(getattr(pk, q), be.msm_mask_min) for q in QUERIES)
-        assert st["streamed_bytes"] == pinned < sum(getattr(pk, q).nbytes for q in QUERIES)
-        assert st["uploads_in_turn"]  # no room for two partitions' inputs
-        assert not eng._evaluates_on_device(pk)
+        assert st.streamed_bytes == pinned < sum(getattr(pk, q).nbytes for q in QUERIES)
+        assert st.uploads_in_turn  # no room for two partitions' inputs
+        assert not eng.evaluates_on_device(pk)
         host_shape = (pk.domain_size, pk.n_vars)  # a, b, c and the witness per partition
         assert eng.host_buffers.shape_stats(host_shape)["allocated"] > 0
         cp.cuda.runtime.free(held)
@@ -168,9 +174,9 @@ def test_engine_on_a_device_with_no_room_for_the_key(curve: str, monkeypatch: py
         t0 = time.monotonic()
         _prove(eng, pk, rng, jobs=1, parts=3)
         print(f"{curve}: 3 streamed partitions of 2^18 in {time.monotonic() - t0:.2f} s")
-        assert not (be._resident.keys() | be._compact.keys()) & {id(getattr(pk, q)) for q in QUERIES}
+        assert all(be.kept_as(getattr(pk, q)) is Kept.HOST for q in QUERIES)  # still streamed
         assert eng.evict(CID, KeyTier.WARM)
-        assert be._on_host == {}
+        assert all(be.kept_as(getattr(pk, q)) is None for q in QUERIES) and not be.streams_host_bases
         assert eng.host_buffers.shape_stats(host_shape)["allocated"] == 0
     finally:
         if held is not None:

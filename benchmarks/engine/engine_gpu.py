@@ -205,7 +205,7 @@ def run_config(circ: Any, pk: Any, args: argparse.Namespace, gw: int, pw: int,
         for t in threads:
             t.join()
         t_end = eng.timeline.now_ms()
-        status = eng.engine_status()
+        status = eng.engine_status().to_dict()
     finally:
         eng.stop(drain=False, timeout=60)
         watch.__exit__()

@@ -2,8 +2,10 @@
 GPU workers sharing one kernel-region lock per device; SRS tiers; TIMELINE events."""
 
 from cuzk.engine.config import EngineConfig
-from cuzk.engine.engine import Engine, EngineError, VerifyMismatch
+from cuzk.engine.engine import Engine
+from cuzk.engine.errors import DeviceLost, EngineError, VerifyMismatch
 from cuzk.engine.srs import KeyTier, SrsManager
+from cuzk.engine.status import EngineStatus, KeyStatus
 from cuzk.engine.timeline import Timeline, TimelineEvent, parse_line
 from cuzk.engine.types import (
     CircuitSpec,
@@ -17,13 +19,16 @@ from cuzk.engine.types import (
 
 __all__ = [
     "CircuitSpec",
+    "DeviceLost",
     "Engine",
     "EngineConfig",
     "EngineError",
+    "EngineStatus",
     "JobRequest",
     "JobResult",
     "JobState",
     "JobStatus",
+    "KeyStatus",
     "KeyTier",
     "PartitionInput",
     "Priority",

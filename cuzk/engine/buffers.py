@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuzk.engine.status import BufferShapeStatus, HostBufferStatus
+
 
 @dataclass
 class _Shape:
@@ -150,18 +152,18 @@ class HostBufferPool:
                 sh.free.clear()
             return n
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> HostBufferStatus:
         with self._cv:
-            return {
-                "bound_per_shape": self.bound,
-                "allocations": self.allocations,
-                "in_use": self.in_use,
-                "max_in_use": self.max_in_use,
-                "bytes": sum(sh.allocated * sh.nbytes for sh in self._shapes.values()),
-                "shapes": {str(k): {"allocated": sh.allocated, "in_use": sh.in_use,
-                                    "max_in_use": sh.max_in_use, "set_bytes": sh.nbytes}
-                           for k, sh in self._shapes.items()},
-            }
+            return HostBufferStatus(
+                bound_per_shape=self.bound,
+                allocations=self.allocations,
+                in_use=self.in_use,
+                max_in_use=self.max_in_use,
+                bytes=sum(sh.allocated * sh.nbytes for sh in self._shapes.values()),
+                shapes={str(k): BufferShapeStatus(sh.allocated, sh.in_use, sh.max_in_use,
+                                                  sh.nbytes)
+                        for k, sh in self._shapes.items()},
+            )
 
     def shape_stats(self, key: Hashable) -> dict[str, int]:
         with self._cv:

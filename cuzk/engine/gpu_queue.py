@@ -39,7 +39,8 @@ class BoundedPriorityQueue:
         self.capacity = capacity
         self._heap: list[_Entry] = []
         self._waiting: list[tuple[Key, int]] = []  # blocked producers, by key
-        self._cv = threading.Condition()
+        # reentrant: put's on_enqueue and get's on_pickup run under it and may read len()
+        self._cv = threading.Condition(threading.RLock())
         self._seq = itertools.count()
         self._closed = False
         self._clock = clock or (lambda: time.monotonic() * 1000.0)
@@ -140,6 +141,11 @@ class BoundedPriorityQueue:
     def __len__(self) -> int:
         with self._cv:
             return len(self._heap)
+
+    def items(self) -> list[Any]:
+        """The queued items, highest priority first (a snapshot)."""
+        with self._cv:
+            return [e.item for e in sorted(self._heap)]
 
     @property
     def producers_waiting(self) -> int:

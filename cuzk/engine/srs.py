@@ -4,8 +4,8 @@ Tiers, per circuit:
 - COLD: known by its source (a key-cache path or a loader), nothing in memory.
 - WARM: loaded as memory-mapped arrays (pages come from the page cache on demand); a key given
   as an object is WARM when nobody has made it resident.
-- HOT: resident: every array in process memory and, when the backend offers
-  `prepare_key(pk)`, uploaded to the device. Only HOT bytes count against the budget.
+- HOT: resident: every array in process memory and, with a `prepare` hook (the engine's, on
+  device backends), placed on the devices. Only HOT bytes count against the budget.
 
 A key in use (reference count > 0) is never demoted. Making a key HOT demotes least recently
 used idle HOT keys until the budget fits; if it cannot fit because the others are in use, the
@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.engine.device_key import DeviceKeys
+from cuzk.engine.status import KeyStatus
 from cuzk.model.keys import ProvingKey
 
 
@@ -67,27 +69,6 @@ def _resident(pk: ProvingKey) -> ProvingKey:
     return ProvingKey(**kwargs)
 
 
-def _table_bytes(handle: Any, attr: str = "table_bytes") -> int:
-    """Device bytes of MSM window tables behind a device handle (a list of per-device
-    handles with `table_bytes`, as the engine makes; 0 for anything else); with attr
-    "host_bytes", the pinned bytes of queries kept on the host instead."""
-    handles = handle if isinstance(handle, list) else [handle]
-    return sum(sum(getattr(h, attr, {}).values()) for h in handles if h is not None)
-
-
-def _any_handle(handle: Any, flag: str) -> bool:
-    """Whether any per-device handle behind a device handle has `flag` set."""
-    handles = handle if isinstance(handle, list) else [handle]
-    return any(bool(getattr(h, flag, False)) for h in handles if h is not None)
-
-
-def _narrowest(handle: Any) -> int:
-    """The fewest MSMs a device's kernel regions run at once for this key (0: all)."""
-    handles = handle if isinstance(handle, list) else [handle]
-    widths = [int(getattr(h, "msm_width", 0)) for h in handles if h is not None]
-    return min((x for x in widths if x > 0), default=0)
-
-
 @dataclass
 class _Entry:
     circuit_id: str
@@ -95,7 +76,7 @@ class _Entry:
     tier: KeyTier = KeyTier.COLD
     warm: ProvingKey | None = None  # mmap'd or caller-owned object
     hot: ProvingKey | None = None  # resident copy
-    device_handle: Any = None
+    device_handle: DeviceKeys | None = None
     nbytes: int = 0
     refs: int = 0
     last_used: float = 0.0
@@ -108,11 +89,12 @@ class SrsManager:
         self,
         budget_bytes: int = 0,
         loader: Callable[[str | Path], ProvingKey] = load_key_path,
-        prepare: Callable[[ProvingKey], Any] | None = None,
+        prepare: Callable[[ProvingKey], DeviceKeys | None] | None = None,
     ) -> None:
         self.budget_bytes = budget_bytes
         self._loader = loader
-        self._prepare = prepare  # backend hook making a key device-resident
+        # places a key going HOT on the devices; the handle it returns is released on demotion
+        self.prepare = prepare
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.RLock()
         self._loading: dict[str, threading.Event] = {}
@@ -125,6 +107,8 @@ class SrsManager:
             old = self._entries.get(circuit_id)
             if old is not None and old.refs > 0:
                 raise RuntimeError(f"key {circuit_id!r} is in use; cannot re-register it")
+            if old is not None:
+                _release(old)
             e = _Entry(circuit_id, source)
             if isinstance(source, ProvingKey):
                 e.warm = source
@@ -137,6 +121,7 @@ class SrsManager:
             e = self._get(circuit_id)
             if e.refs > 0:
                 raise RuntimeError(f"key {circuit_id!r} is in use")
+            _release(e)
             del self._entries[circuit_id]
 
     def _get(self, circuit_id: str) -> _Entry:
@@ -169,7 +154,7 @@ class SrsManager:
             e.refs -= 1
             e.last_used = time.monotonic()
 
-    def device_handle(self, circuit_id: str) -> Any:
+    def device_handle(self, circuit_id: str) -> DeviceKeys | None:
         with self._lock:
             return self._get(circuit_id).device_handle
 
@@ -216,7 +201,7 @@ class SrsManager:
                 if not isinstance(warm, ProvingKey):
                     raise TypeError(f"key source of {e.circuit_id!r} gave {type(warm).__name__}")
             hot = _resident(warm)
-            handle = self._prepare(hot) if self._prepare is not None else None
+            handle = self.prepare(hot) if self.prepare is not None else None
             with self._lock:
                 e.warm = warm if not isinstance(e.source, ProvingKey) else e.source
                 e.hot = hot
@@ -250,8 +235,8 @@ class SrsManager:
     def _demote(self, e: _Entry, to: KeyTier) -> None:
         if to == KeyTier.HOT:
             raise ValueError("evict demotes to WARM or COLD")
+        _release(e)
         e.hot = None
-        e.device_handle = None
         if to == KeyTier.COLD and not isinstance(e.source, ProvingKey):
             e.warm = None
             e.tier = KeyTier.COLD
@@ -273,7 +258,7 @@ class SrsManager:
         with self._lock:
             return self._get(circuit_id).refs
 
-    def idle_device_handles(self) -> list[Any]:
+    def idle_device_handles(self) -> list[DeviceKeys]:
         """Device handles of HOT keys that no job holds, least recently used first (the
         engine takes their MSM tables when a key going HOT has no room for its own)."""
         with self._lock:
@@ -281,25 +266,33 @@ class SrsManager:
                     if e.tier == KeyTier.HOT and e.refs == 0 and e.device_handle is not None]
             return [e.device_handle for e in sorted(idle, key=lambda x: x.last_used)]
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[KeyStatus]:
         with self._lock:
             return [
-                {
-                    "circuit_id": e.circuit_id,
-                    "tier": e.tier.value,
-                    "bytes": e.nbytes,
-                    "refs": e.refs,
-                    "loads": e.loads,
-                    "load_ms": round(e.load_ms, 3),
-                    "device_table_bytes": _table_bytes(e.device_handle),
-                    "streamed_bytes": _table_bytes(e.device_handle, "host_bytes"),
-                    "uploads_in_turn": _any_handle(e.device_handle, "uploads_in_turn"),
-                    "msms_in_turn": _any_handle(e.device_handle, "msms_in_turn"),
-                    "msm_width": _narrowest(e.device_handle),
-                }
+                KeyStatus(
+                    circuit_id=e.circuit_id,
+                    tier=e.tier.value,
+                    bytes=e.nbytes,
+                    refs=e.refs,
+                    loads=e.loads,
+                    load_ms=round(e.load_ms, 3),
+                    device_table_bytes=h.table_bytes if h is not None else 0,
+                    streamed_bytes=h.streamed_bytes if h is not None else 0,
+                    uploads_in_turn=h.uploads_in_turn if h is not None else False,
+                    msms_in_turn=h.msms_in_turn if h is not None else False,
+                    msm_width=h.msm_width if h is not None else 0,
+                )
                 for e in self._entries.values()
+                for h in (e.device_handle,)
             ]
 
     def __contains__(self, circuit_id: str) -> bool:
         with self._lock:
             return circuit_id in self._entries
+
+
+def _release(e: _Entry) -> None:
+    """The key leaves its devices (demotion, re-registration): they forget its copies."""
+    handle, e.device_handle = e.device_handle, None
+    if handle is not None:
+        handle.release()

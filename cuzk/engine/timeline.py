@@ -1,4 +1,4 @@
-"""TIMELINE events (DESIGN §4) and the per-device kernel lock with its instrumentation.
+"""TIMELINE events and the per-device kernel lock with its instrumentation.
 
 A line is `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>`: offset in milliseconds (three
 decimals) on the monotonic clock since engine start; detail is `key=value` pairs joined by

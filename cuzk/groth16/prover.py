@@ -240,9 +240,8 @@ def kernels(
     # witness as scalars (L its aux part, the last len(L) values): a device backend sorts their
     # digits once (g1_msm_tasks).
     tasks: list[Any] = [h_part]
-    shared = getattr(be, "g1_msm_tasks", None) if device else None
-    if shared is not None and len(pk.l_g1) == len(w) - pk.n_public - 1:
-        for f in shared(curve, [pk.a_g1, pk.b_g1, pk.l_g1], w):
+    if device and len(pk.l_g1) == len(w) - pk.n_public - 1:
+        for f in be.g1_msm_tasks(curve, [pk.a_g1, pk.b_g1, pk.l_g1], w):  # type: ignore[attr-defined]
             tasks.append(lambda f=f: _host(f()))
     else:
         tasks += [
@@ -252,8 +251,7 @@ def kernels(
         ]
     if g2:
         tasks.append(lambda: msm(pk.b_g2, w, 2))
-    run = getattr(be, "run_concurrently", None)
-    res = run(tasks) if run is not None else [t() for t in tasks]
+    res = be.run_concurrently(tasks) if device else [t() for t in tasks]  # type: ignore[attr-defined]
     (h, h_g1), a_g1, b_g1, l_g1 = res[:4]
     return KernelOutputs(
         h=h, a_g1=a_g1, b_g1=b_g1, b_g2=res[4] if g2 else None, l_g1=l_g1, h_g1=h_g1

@@ -34,40 +34,40 @@ class _Live(Collector):
         g = GaugeMetricFamily("cuzk_jobs_pending", "Jobs accepted and not finished", value=svc.pending())
         yield g
         yield GaugeMetricFamily("cuzk_gpu_queue_depth", "Synthesized partitions waiting for a GPU worker",
-                                value=es.get("gpu_queue_depth", 0))
+                                value=es.gpu_queue_depth)
         yield GaugeMetricFamily("cuzk_gpu_queue_capacity", "GPU queue bound (max_gpu_queue_depth)",
-                                value=es.get("gpu_queue_capacity", 0))
+                                value=es.gpu_queue_capacity)
         yield GaugeMetricFamily("cuzk_buffered_partitions", "Synthesized partitions held in memory",
-                                value=es.get("buffered_partitions", 0))
+                                value=es.buffered_partitions)
         busy = GaugeMetricFamily("cuzk_workers_busy", "Busy workers by kind", labels=["kind"])
-        busy.add_metric(["synthesis"], es.get("partition_workers_busy", 0))
-        busy.add_metric(["gpu"], es.get("gpu_workers_busy", 0))
+        busy.add_metric(["synthesis"], es.partition_workers_busy)
+        busy.add_metric(["gpu"], es.gpu_workers_busy)
         yield busy
         keys = GaugeMetricFamily("cuzk_srs_key_bytes", "Key bytes by circuit and tier",
                                  labels=["circuit", "tier"])
-        for k in es.get("keys", []):
-            keys.add_metric([k["circuit_id"], str(k.get("tier"))], k.get("bytes", 0))
+        for k in es.keys:
+            keys.add_metric([k.circuit_id, k.tier], k.bytes)
         yield keys
         tables = GaugeMetricFamily("cuzk_srs_device_table_bytes",
                                    "Device bytes of MSM window tables by circuit", labels=["circuit"])
-        for k in es.get("keys", []):
-            tables.add_metric([k["circuit_id"]], k.get("device_table_bytes", 0))
+        for k in es.keys:
+            tables.add_metric([k.circuit_id], k.device_table_bytes)
         yield tables
         streamed = GaugeMetricFamily("cuzk_srs_streamed_bytes", "Pinned host bytes of key "
                                      "queries streamed to the device by each MSM, by circuit",
                                      labels=["circuit"])
-        for k in es.get("keys", []):
-            streamed.add_metric([k["circuit_id"]], k.get("streamed_bytes", 0))
+        for k in es.keys:
+            streamed.add_metric([k.circuit_id], k.streamed_bytes)
         yield streamed
         lost = GaugeMetricFamily("cuzk_device_lost", "1 for a device an error left unusable "
                                  "(its partitions go to the other devices)", labels=["device"])
-        for dev in es.get("devices", []):
-            lost.add_metric([dev], float(dev in es.get("lost_devices", {})))
+        for dev in es.devices:
+            lost.add_metric([dev], float(dev in es.lost_devices))
         yield lost
         lock = CounterMetricFamily("cuzk_device_kernel_seconds", "Time the device lock was held",
                                    labels=["device"])
-        for dev, s in es.get("locks", {}).items():
-            lock.add_metric([dev], s.get("held_ms", 0.0) / 1000.0)
+        for dev, s in es.locks.items():
+            lock.add_metric([dev], s.held_ms / 1000.0)
         yield lock
         jobs = GaugeMetricFamily("cuzk_store_jobs", "Jobs in the store by state", labels=["state"])
         for state, n in svc.store.counts().items():

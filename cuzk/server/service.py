@@ -21,6 +21,8 @@ import grpc
 import numpy as np
 
 from cuzk.engine.engine import Engine
+from cuzk.engine.srs import KeyTier
+from cuzk.engine.status import WorkerStatus
 from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
@@ -253,32 +255,27 @@ class ProvingService:
             total_proofs_failed=self.failed,
             uptime_seconds=int(time.time() - self.t_start),
             circuits=sorted(self.circuits),
-            engine_status_json=json.dumps(es, default=str),
+            engine_status_json=json.dumps(es.to_dict(), default=str),
         )
-        busy_by_dev: dict[str, list[dict]] = {}
-        for w in es.get("workers", []):
-            if w.get("kind") == "gpu":
-                busy_by_dev.setdefault(w.get("device", ""), []).append(w)
-        for i, dev in enumerate(es.get("devices", [])):
-            ws = busy_by_dev.get(dev, [])
-            cur = next((w.get("job_id") or "" for w in ws if w.get("busy")), "")
+        gpu_workers: dict[str, list[WorkerStatus]] = {}
+        for w in es.workers:
+            if w.kind == "gpu":
+                gpu_workers.setdefault(w.device, []).append(w)
+        for i, dev in enumerate(es.devices):
+            ws = gpu_workers.get(dev, [])
+            cur = next((w.job_id or "" for w in ws if w.busy), "")
             ordinal = int(dev.split(":")[1]) if dev.startswith("cuda:") else i
             resp.gpus.add(ordinal=ordinal, name=dev, workers=len(ws),
-                          busy_workers=sum(1 for w in ws if w.get("busy")), current_job_id=cur)
-        for k in es.get("keys", []):
-            tier = pb.SRSStatus.Tier.Value(k.get("tier", "COLD"))
-            resp.loaded_srs.add(circuit_id=k["circuit_id"], tier=tier,
-                                size_bytes=int(k.get("bytes", 0)), ref_count=int(k.get("refs", 0)))
-        jobs = es.get("jobs", {})
-        resp.queues.add(name="jobs", pending=int(es.get("pending_jobs", 0)),
-                        in_progress=int(es.get("synthesizing_jobs", 0)))
-        resp.queues.add(name="synthesis", pending=0,
-                        in_progress=int(es.get("partition_workers_busy", 0)))
-        resp.queues.add(name="gpu", pending=int(es.get("gpu_queue_depth", 0)),
-                        in_progress=int(es.get("gpu_workers_busy", 0)),
-                        capacity=int(es.get("gpu_queue_capacity", 0)))
-        resp.jobs_queued = int(jobs.get("PENDING", 0))
-        resp.jobs_running = int(jobs.get("RUNNING", 0))
+                          busy_workers=sum(1 for w in ws if w.busy), current_job_id=cur)
+        for k in es.keys:
+            resp.loaded_srs.add(circuit_id=k.circuit_id, tier=pb.SRSStatus.Tier.Value(k.tier),
+                                size_bytes=k.bytes, ref_count=k.refs)
+        resp.queues.add(name="jobs", pending=es.pending_jobs, in_progress=es.synthesizing_jobs)
+        resp.queues.add(name="synthesis", pending=0, in_progress=es.partition_workers_busy)
+        resp.queues.add(name="gpu", pending=es.gpu_queue_depth, in_progress=es.gpu_workers_busy,
+                        capacity=es.gpu_queue_capacity)
+        resp.jobs_queued = es.jobs.get(JobState.PENDING.value, 0)
+        resp.jobs_running = es.jobs.get(JobState.RUNNING.value, 0)
         if job_id:
             resp.job.CopyFrom(self.job_info(job_id))
         return resp
@@ -297,13 +294,12 @@ class ProvingService:
 
     def evict(self, circuit_id: str) -> pb.EvictSrsResponse:
         self._circuit(circuit_id)
-        keys = {k["circuit_id"]: k for k in self.engine.engine_status().get("keys", [])}
-        before = keys.get(circuit_id, {})
+        before = self.engine.engine_status().key(circuit_id)
         if not self.engine.evict(circuit_id):
             raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
                                f"the key of {circuit_id!r} is in use by running proofs; evict it later")
-        was = before.get("tier") == "HOT"
-        return pb.EvictSrsResponse(was_loaded=was, freed_bytes=int(before.get("bytes", 0)) if was else 0)
+        was = before is not None and before.tier == KeyTier.HOT
+        return pb.EvictSrsResponse(was_loaded=was, freed_bytes=before.bytes if was else 0)
 
     def pending(self) -> int:
         with self._lock:
@@ -312,10 +308,8 @@ class ProvingService:
     # --- helpers ---------------------------------------------------------------------------
 
     def _tier(self, circuit_id: str) -> str:
-        for k in self.engine.engine_status().get("keys", []):
-            if k["circuit_id"] == circuit_id:
-                return str(k.get("tier"))
-        return "COLD"
+        k = self.engine.engine_status().key(circuit_id)
+        return k.tier if k is not None else KeyTier.COLD.value
 
     def _circuit(self, circuit_id: str) -> CircuitInfo:
         info = self.circuits.get(circuit_id)
@@ -481,8 +475,7 @@ class ProvingService:
     def _submit_response(self, rec: st.JobRecord, duplicate: bool) -> pb.SubmitProofResponse:
         pos = 0
         if not rec.done:
-            es = self.engine.engine_status()
-            pos = int(es.get("pending_jobs", 0))
+            pos = self.engine.engine_status().pending_jobs
         return pb.SubmitProofResponse(job_id=rec.job_id, duplicate=duplicate,
                                       queue_position=pos, state=STORE_TO_PB[rec.state])
 
