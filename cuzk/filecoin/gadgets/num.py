@@ -169,6 +169,20 @@ class Num:
         self.value = value
         self.lc = lc
 
+    def _tpl_parts(self) -> tuple[tuple[int, ...], list[AllocatedNum]]:
+        """As a template argument: the coefficients are part of the signature, the variables
+        are its slots (the value is not carried: templates replay in shape/record mode)."""
+        if self.lc is None:
+            raise ValueError("a Num without a linear combination cannot be a template argument")
+        return tuple(self.lc.values()), [AllocatedNum(v) for v in self.lc]
+
+    @classmethod
+    def _tpl_build(cls, coeffs: tuple[int, ...], nums: list[AllocatedNum]) -> Num:
+        lc = LC()
+        for n, c in zip(nums, coeffs, strict=True):
+            lc.add(n.var, c)
+        return cls(None, lc)
+
     @staticmethod
     def zero(cs: ConstraintSystem | None = None) -> Num:
         return Num(0, LC() if cs is None or cs.wants_constraints else None)
