@@ -28,7 +28,7 @@ from cuzk.filecoin.cs import (
 from cuzk.filecoin.cs.digest import bellpepper_hash
 from cuzk.filecoin.cs.lc import merged
 from cuzk.filecoin.gadgets.boolean import FALSE, TRUE, Boolean
-from cuzk.filecoin.gadgets.num import AllocatedNum
+from cuzk.filecoin.gadgets.num import AllocatedNum, Num
 from cuzk.filecoin.gadgets.sha256 import sha256_compression_function, sha256_iv
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.groth16 import qap
@@ -303,6 +303,36 @@ def test_template_without_program_runs_the_gadget_in_witness_mode() -> None:
     w = synthesize_witness(circuit)
     check_satisfied(r, w)
     assert fr_to_ints(w[1:4]) == [49, 49 ** 2, 49 ** 4]
+
+
+@template
+def _weighted(cs: ConstraintSystem, num: Num, x: AllocatedNum) -> AllocatedNum:
+    v = None if num.value is None or x.value is None else num.value * x.value % R
+    y = cs.alloc(v, "y")
+    cs.enforce(num.lc_times(1), x.var, y, "y = num·x")
+    return AllocatedNum(y, v)
+
+
+def test_num_as_template_argument() -> None:
+    def circuit(direct: bool):
+        def c(cs: ConstraintSystem) -> None:
+            a = AllocatedNum.alloc(cs, 3 if cs.wants_values else None)
+            b = AllocatedNum.alloc(cs, 5 if cs.wants_values else None)
+            num = Num.of(a).add(Num.of(b)).scale(7)
+            num.lc.add(ONE, 2)
+            if cs.wants_values:
+                num.value += 2
+            f = _weighted.__wrapped__ if direct else _weighted
+            y = f(cs, num, b)
+            f(cs, Num.of(y), y)
+
+        return c
+
+    a, b = synthesize_r1cs(circuit(True)), synthesize_r1cs(circuit(False))
+    assert bellpepper_hash(a) == bellpepper_hash(b)
+    w = synthesize_witness(circuit(False))
+    check_satisfied(b, w)
+    assert fr_to_ints(w)[-2:] == [(7 * 8 + 2) * 5, ((7 * 8 + 2) * 5) ** 2]
 
 
 def test_record_cs_label_lookup_and_matrices_twice() -> None:

@@ -72,7 +72,7 @@ class RecordCS(ConstraintSystem):
         self._labels_on = labels
         self._plabels: list[str] = []
         self._segs: list[tuple[int, str, list[str]]] = []
-        self._tcids: dict[int, np.ndarray] = {}
+        self._tcids: dict[int, tuple[Any, np.ndarray]] = {}  # id → (template, its ids here)
 
     def enforce(self, a: LinearLike, b: LinearLike, c: LinearLike, name: str | None = None) -> None:
         self.n_constraints += 1
@@ -118,17 +118,19 @@ class RecordCS(ConstraintSystem):
 
     def _template_cids(self, t: Any) -> np.ndarray:
         hit = self._tcids.get(id(t))
-        if hit is None:
-            ids, coeffs = self._cid, self._coeffs
-            out = []
-            for co in t.coeffs:
-                i = ids.get(co)
-                if i is None:
-                    i = ids[co] = len(coeffs)
-                    coeffs.append(co)
-                out.append(i)
-            hit = self._tcids[id(t)] = np.array(out, dtype=np.int32)
-        return hit
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        ids, coeffs = self._cid, self._coeffs
+        out = []
+        for co in t.coeffs:
+            i = ids.get(co)
+            if i is None:
+                i = ids[co] = len(coeffs)
+                coeffs.append(co)
+            out.append(i)
+        arr = np.array(out, dtype=np.int32)
+        self._tcids[id(t)] = (t, arr)  # holding t keeps its id from being reused
+        return arr
 
     def _replay(self, t: Any, slots: Sequence[Var]) -> None:
         self._flush()

@@ -340,7 +340,10 @@ def witness_call(cs: Any, fn: Callable[..., Any], args: tuple) -> Any:
     """Witness mode: run the template's witness program when it has one and the arguments'
     values are small ints, else the gadget itself."""
     values: list = []
-    t, slots = lookup(fn, args, values)
+    try:
+        t, slots = lookup(fn, args, values)
+    except (TypeError, ValueError):  # an argument a template cannot describe here: run it
+        return fn.__wrapped__(cs, *args)
     prog = t.program()
     if prog is None or any(v is None or not 0 <= v < 1 << 62 for v in values):
         return fn.__wrapped__(cs, *args)
