@@ -7,11 +7,13 @@ values), which are variables, which are negated, and which of them are the same 
 The first call with a signature runs the gadget on a capture system whose input variables
 are placeholders and keeps the recorded rows; every later call replays them, relocated to the
 caller's variables, in O(arguments) Python work plus numpy work (record mode) or none (shape
-mode). Witness mode runs the gadget itself, so values flow exactly as in a direct call.
+mode). Witness mode runs the template's witness program (cs/program.py) when it has one, else
+the gadget itself.
 
 Classes that can be template arguments implement either
-  `_tpl_atom(self) -> (var | None, negated, constant)` and
-  `_tpl_make(cls, var | None, negated, constant)` (one variable or constant), or
+  `_tpl_atom(self) -> (var | None, negated, constant)`, `_tpl_value(self)` (the variable's
+  own value or None) and `_tpl_make(cls, var | None, negated, constant, value=None)` (one
+  variable or constant), or
   `_tpl_parts(self) -> (static, children)` and `_tpl_build(cls, static, children)`.
 """
 
@@ -56,7 +58,7 @@ def flatten(x: Any, atoms: list) -> Any:
         static, parts = x._tpl_parts()
         return (t, static, flatten(parts, atoms))
     if isinstance(x, _STATIC):
-        return ("s", x)
+        return ("s", x, t)  # the type too: True and 1 are different arguments
     raise TypeError(f"a template argument cannot be a {t.__name__}")
 
 
