@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "cuzk.commands.client",  # submit / await / prove / cancel / status / preload / evict
     "cuzk.commands.bench",  # bench batch / sweep
     "cuzk.commands.timeline",  # timeline analyze
+    "cuzk.commands.filecoin",  # filecoin hash / circuit-info
 ]
 
 

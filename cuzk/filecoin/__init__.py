@@ -1,1 +1,2 @@
-"""Filecoin's proof circuits and hashes (PoRep, PoSt, SnapDeals) as rust-fil-proofs builds them."""
+"""Filecoin's circuits (bellperson / rust-fil-proofs semantics): constraint system, gadgets,
+native hashers. See docs/filecoin.md."""

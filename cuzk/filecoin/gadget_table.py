@@ -1,0 +1,112 @@
+"""The gadgets `cuzk filecoin circuit-info` knows, one entry each; add yours with register().
+
+An entry allocates the gadget's inputs (with deterministic pseudo-random values when the
+system wants values), then runs the gadget on them. circuit-info reports the whole circuit
+and the gadget's own constraint count (the total minus the input allocation's).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cuzk.filecoin.cs.base import ConstraintSystem
+from cuzk.filecoin.gadgets.boolean import Boolean
+from cuzk.filecoin.gadgets.sha256 import sha256, sha256_compression_function, sha256_iv
+from cuzk.filecoin.gadgets.uint32 import UInt32
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option of one gadget: --name, parsed with `type`."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+
+@dataclass(frozen=True)
+class GadgetEntry:
+    name: str
+    help: str
+    inputs: Callable[[ConstraintSystem, dict[str, Any]], Any]  # allocate the gadget's inputs
+    run: Callable[[ConstraintSystem, Any, dict[str, Any]], Any]  # the gadget on them
+    options: tuple[Option, ...] = ()
+    validate: Callable[[dict[str, Any]], None] | None = None  # ValueError for bad options
+    expected: Callable[[dict[str, Any]], int | None] = field(default=lambda o: None)  # known count
+
+    def circuit(self, opts: dict[str, Any]) -> Callable[[ConstraintSystem], Any]:
+        def circuit(cs: ConstraintSystem) -> Any:
+            with cs.namespace("inputs"):
+                ins = self.inputs(cs, opts)
+            with cs.namespace(self.name):
+                return self.run(cs, ins, opts)
+
+        return circuit
+
+    def input_constraints(self, opts: dict[str, Any]) -> int:
+        from cuzk.filecoin.cs.base import ShapeCS
+
+        cs = ShapeCS()
+        self.inputs(cs, opts)
+        return cs.n_constraints
+
+
+GADGETS: dict[str, GadgetEntry] = {}
+
+
+def register(entry: GadgetEntry) -> GadgetEntry:
+    GADGETS[entry.name] = entry
+    return entry
+
+
+def alloc_bits(cs: ConstraintSystem, n: int, seed: int = 1) -> list[Boolean]:
+    """n allocated bits (booleanity-constrained), pseudo-random values in witness mode."""
+    rng = random.Random(seed) if cs.wants_values else None
+    out = []
+    for i in range(n):
+        with cs.namespace("bit", i):
+            out.append(Boolean.alloc(cs, None if rng is None else bool(rng.getrandbits(1))))
+    return out
+
+
+def _compression_inputs(cs: ConstraintSystem, o: dict[str, Any]) -> tuple:
+    block = alloc_bits(cs, 512)
+    if o["state"] == "iv":
+        return block, sha256_iv()
+    rng = random.Random(2) if cs.wants_values else None
+    state = []
+    for k in range(8):
+        with cs.namespace("state", k):
+            state.append(UInt32.alloc(cs, None if rng is None else rng.getrandbits(32)))
+    return block, state
+
+
+def _check_bits(o: dict[str, Any]) -> None:
+    if o["bits"] < 0 or o["bits"] % 8:
+        raise ValueError(f"--bits must be a non-negative multiple of 8, not {o['bits']}")
+
+
+register(GadgetEntry(
+    name="sha256-compression",
+    help="one SHA-256 compression of 512 allocated bits (bellperson sha256_compression_function)",
+    inputs=_compression_inputs,
+    run=lambda cs, ins, o: sha256_compression_function(cs, ins[0], ins[1]),
+    options=(Option("state", str, "iv", "the state: the constant IV or 8 allocated words",
+                    ("iv", "variable")),),
+    expected=lambda o: 25840 if o["state"] == "iv" else None,
+))
+
+register(GadgetEntry(
+    name="sha256",
+    help="SHA-256 of --bits allocated bits with constant padding (bellperson sha256)",
+    inputs=lambda cs, o: alloc_bits(cs, o["bits"]),
+    run=lambda cs, ins, o: sha256(cs, ins),
+    options=(Option("bits", int, 512, "message length in bits (a multiple of 8)"),),
+    validate=_check_bits,
+    expected=lambda o: 44874 if o["bits"] == 512 else None,
+))
