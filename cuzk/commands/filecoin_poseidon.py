@@ -1,4 +1,5 @@
-"""`cuzk filecoin hash poseidon`: Filecoin's Poseidon (neptune, BLS12-381 Fr) of a few values.
+"""`cuzk filecoin hash poseidon`: Filecoin's Poseidon (neptune, BLS12-381 Fr) of a few values
+(registered under `cuzk filecoin hash` by cuzk/commands/filecoin.py).
 
     cuzk filecoin hash poseidon --arity 2 1 0x02
     cuzk filecoin hash poseidon --md 1 1 1
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-PROG = "cuzk filecoin hash poseidon"
 
 
 class _BadValue(ValueError):
@@ -50,7 +49,7 @@ def add_hash_poseidon(hash_subparsers: argparse._SubParsersAction) -> argparse.A
         "Values: decimal or 0x-prefixed big-endian hex below r. Prints 0x-prefixed big-endian hex.",
     )
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--arity", type=str, default=None, help="number of values (1..36)")
+    mode.add_argument("--arity", type=int, default=None, help="number of values (1..36)")
     mode.add_argument("--md", action="store_true", help="hash_md over the values")
     p.add_argument("values", nargs="*", help="field elements")
     p.set_defaults(func=cmd_hash_poseidon)
@@ -69,17 +68,14 @@ def cmd_hash_poseidon(args: argparse.Namespace) -> int:
         else:
             if args.arity is None:
                 raise _BadValue("give --arity N (N values) or --md")
-            try:
-                arity = int(args.arity)
-            except ValueError:
-                raise _BadValue(f"--arity {args.arity!r} is not a number") from None
+            arity = args.arity
             if not 1 <= arity <= 36:
                 raise _BadValue(f"--arity {arity} is outside 1..36")
             if len(values) != arity:
                 raise _BadValue(f"--arity {arity} takes {arity} values, got {len(values)}")
             digest = poseidon(values)
     except _BadValue as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"ERROR: {exc}", file=sys.stderr)
         return 2
     print(format_value(digest))
     return 0
