@@ -57,7 +57,11 @@ class ConstraintSystem:
 
     # --- the gadget-facing API ------------------------------------------------------------
 
-    def alloc(self, value: int | bool | None = None, name: str | None = None) -> Var:
+    def alloc(self, value: int | bool | None = None, name: str | None = None,
+              recipe: tuple | None = None) -> Var:
+        """An aux variable. `recipe` (optional, see cs/program.py) says how its value follows
+        from earlier variables; templates whose allocations all have one get a witness
+        program."""
         j = self.n_aux
         self.n_aux = j + 1
         return ~j
@@ -172,7 +176,8 @@ class ShapeCS(ConstraintSystem):
         self._ma = _Marks()
         self._mb = _Marks()
 
-    def alloc(self, value: int | bool | None = None, name: str | None = None) -> Var:
+    def alloc(self, value: int | bool | None = None, name: str | None = None,
+              recipe: tuple | None = None) -> Var:
         j = self.n_aux
         self.n_aux = j + 1
         if j >= len(self._ma.aux):

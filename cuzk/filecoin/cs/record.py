@@ -72,7 +72,7 @@ class RecordCS(ConstraintSystem):
         self._labels_on = labels
         self._plabels: list[str] = []
         self._segs: list[tuple[int, str, list[str]]] = []
-        self._tcids: dict[int, np.ndarray] = {}
+        self._tcids: dict[int, tuple[Any, np.ndarray]] = {}  # id → (template, its ids here)
 
     def enforce(self, a: LinearLike, b: LinearLike, c: LinearLike, name: str | None = None) -> None:
         self.n_constraints += 1
@@ -118,17 +118,19 @@ class RecordCS(ConstraintSystem):
 
     def _template_cids(self, t: Any) -> np.ndarray:
         hit = self._tcids.get(id(t))
-        if hit is None:
-            ids, coeffs = self._cid, self._coeffs
-            out = []
-            for co in t.coeffs:
-                i = ids.get(co)
-                if i is None:
-                    i = ids[co] = len(coeffs)
-                    coeffs.append(co)
-                out.append(i)
-            hit = self._tcids[id(t)] = np.array(out, dtype=np.int32)
-        return hit
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        ids, coeffs = self._cid, self._coeffs
+        out = []
+        for co in t.coeffs:
+            i = ids.get(co)
+            if i is None:
+                i = ids[co] = len(coeffs)
+                coeffs.append(co)
+            out.append(i)
+        arr = np.array(out, dtype=np.int32)
+        self._tcids[id(t)] = (t, arr)  # holding t keeps its id from being reused
+        return arr
 
     def _replay(self, t: Any, slots: Sequence[Var]) -> None:
         self._flush()
@@ -190,7 +192,7 @@ class RecordCS(ConstraintSystem):
             cols = np.where(keys >= 0, keys, n_in - 1 - keys)
             indptr = np.zeros(len(lens) + 1, dtype=np.int64)
             np.cumsum(lens, out=indptr[1:])
-            cols, cids = _sort_rows(indptr, cols, cids)
+            cols, cids = sort_rows(indptr, cols, cols, cids)
             mats.append(CSR(indptr=indptr, indices=cols, values=table[cids], n_cols=n_vars))
         return R1CS(
             curve=curve,
@@ -204,15 +206,30 @@ class RecordCS(ConstraintSystem):
         )
 
 
-def _sort_rows(indptr: np.ndarray, cols: np.ndarray, cids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Columns ascending within each row (bellpepper's order: inputs, then aux)."""
-    if len(cols) < 2:
-        return cols, cids
-    rising = cols[1:] > cols[:-1]
-    starts = np.zeros(len(cols), dtype=bool)
-    starts[indptr[1:-1][indptr[1:-1] < len(cols)]] = True
-    if np.all(rising | starts[1:]):
-        return cols, cids
-    rows = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-    order = np.lexsort((cols, rows))
-    return cols[order], cids[order]
+def sort_rows(indptr: np.ndarray, rank: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+    """`arrays` (one entry per term) with each row's terms ordered by `rank`. Only rows out of
+    order are touched: replayed templates are recorded in the order they end up in, except
+    where two argument variables swap places."""
+    if len(rank) < 2:
+        return list(arrays)
+    drop = np.nonzero(rank[1:] <= rank[:-1])[0] + 1  # positions not above their predecessor
+    row = np.searchsorted(indptr, drop, side="right") - 1
+    row = row[indptr[row] != drop]  # a row's first term has no predecessor in it
+    if not len(row):
+        return list(arrays)
+    rows = row[np.concatenate(([True], row[1:] != row[:-1]))]  # row is non-decreasing
+    lo, hi = indptr[rows], indptr[rows + 1]
+    n = hi - lo
+    first = np.zeros(len(rows), dtype=np.int64)
+    np.cumsum(n[:-1], out=first[1:])
+    pos = np.repeat(lo - first, n) + np.arange(int(n.sum()), dtype=np.int64)
+    sub = rank[pos]
+    sub = sub - sub.min()
+    key = np.repeat(np.arange(len(rows), dtype=np.int64), n) * (int(sub.max()) + 1) + sub
+    order = np.argsort(key, kind="stable")
+    out = []
+    for a in arrays:
+        a = a.copy()
+        a[pos] = a[pos][order]
+        out.append(a)
+    return out

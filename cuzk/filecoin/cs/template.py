@@ -26,7 +26,8 @@ import numpy as np
 
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import Var
-from cuzk.filecoin.cs.record import RecordCS
+from cuzk.filecoin.cs.program import WitnessProgram, compile_program
+from cuzk.filecoin.cs.record import RecordCS, sort_rows
 
 PH = 1 << 40  # capture keys from PH on stand for the template's argument variables (slots)
 
@@ -42,6 +43,11 @@ def flatten(x: Any, atoms: list) -> Any:
     are appended to `atoms` in order."""
     t = type(x)
     if t is list or t is tuple:
+        if x:  # a run of one atom class (a word's bits, a block) needs no per-element description
+            c = type(x[0])
+            if hasattr(c, "_tpl_atom") and all(type(e) is c for e in x):
+                atoms.extend(x)
+                return ("A", t, c, len(x))
         return (t, tuple([flatten(e, atoms) for e in x]))
     if hasattr(t, "_tpl_atom"):
         atoms.append(x)
@@ -54,22 +60,27 @@ def flatten(x: Any, atoms: list) -> Any:
     raise TypeError(f"a template argument cannot be a {t.__name__}")
 
 
-def unflatten(tdef: Any, atoms: Iterator[tuple[Var | None, bool, Any]]) -> Any:
-    """Rebuild a structure from its description and (var, negated, constant) triples."""
+def unflatten(tdef: Any, atoms: Iterator[tuple]) -> Any:
+    """Rebuild a structure from its description and (var, negated, constant[, value]) tuples
+    (value: the variable's own value, witness mode only)."""
     if isinstance(tdef, type):
         return tdef._tpl_make(*next(atoms))
     head = tdef[0]
     if head == "s":
         return tdef[1]
+    if head == "A":
+        make = tdef[2]._tpl_make
+        return tdef[1]([make(*next(atoms)) for _ in range(tdef[3])])
     if head is list or head is tuple:
         return head(unflatten(d, atoms) for d in tdef[1])
     return head._tpl_build(tdef[1], unflatten(tdef[2], atoms))
 
 
-def signature(args: tuple) -> tuple[Any, tuple[int, ...], list[Var]]:
+def signature(args: tuple, values: list | None = None) -> tuple[Any, tuple[int, ...], list[Var]]:
     """(structure, atom codes, slot variables): codes are -1/-2 for the constants
     false/true (other constants go in the structure), -3/-4 for ONE / not ONE, and
-    2·slot + negated for a variable, slots numbered by first appearance."""
+    2·slot + negated for a variable, slots numbered by first appearance. With `values` (a
+    list) the slots' values are appended to it."""
     atoms: list = []
     tdef = flatten(args, atoms)
     slots: list[Var] = []
@@ -91,6 +102,8 @@ def signature(args: tuple) -> tuple[Any, tuple[int, ...], list[Var]]:
             if o is None:
                 o = ordinal[var] = len(slots)
                 slots.append(var)
+                if values is not None:
+                    values.append(a._tpl_value())
             codes.append(2 * o + (1 if neg else 0))
     return (tdef, tuple(consts)), tuple(codes), slots
 
@@ -148,6 +161,7 @@ class TMat:
 @dataclass
 class Template:
     name: str
+    n_slots: int
     n_rows: int
     n_aux: int
     n_inputs: int
@@ -159,20 +173,47 @@ class Template:
     nnz: tuple[int, int, int]
     a_stats: tuple
     b_stats: tuple
+    recipes: list[tuple] | None  # per aux variable, None if one has none (cs/program.py)
+    sums: list[tuple]  # the linear combinations "sum" recipes refer to
+    _program: Any = None
 
-    def outputs(self, aux_base: int, in_base: int, slots: Sequence[Var]) -> Any:
-        def relocate() -> Iterator[tuple[Var | None, bool, Any]]:
+    def program(self) -> WitnessProgram | None:
+        if self._program is None and self.recipes is not None and not self.n_inputs:
+            self._program = compile_program(self.recipes, self.sums, self.n_slots) or False
+        return self._program or None
+
+    def outputs(self, aux_base: int, in_base: int, slots: Sequence[Var],
+                aux_values: np.ndarray | None = None, slot_values: Sequence | None = None) -> Any:
+        def relocate() -> Iterator[tuple]:
             for var, neg, const in self.out_atoms:
                 if var is None or var == 0:
-                    yield (var, neg, const)
+                    yield (var, neg, const, None if var is None else 1)
                 elif var < 0:
-                    yield (var - aux_base, neg, None)
+                    yield (var - aux_base, neg, None,
+                           None if aux_values is None else int(aux_values[~var]))
                 elif var >= PH:
-                    yield (slots[var - PH], neg, None)
+                    yield (slots[var - PH], neg, None,
+                           None if slot_values is None else slot_values[var - PH])
                 else:
-                    yield (var + in_base - 1, neg, None)
+                    yield (var + in_base - 1, neg, None, None)
 
         return unflatten(self.out_def, relocate())
+
+    def relocate_recipe(self, r: tuple, aux_base: int, slots: Sequence[Var], sum_base: int) -> tuple:
+        """A recipe of this template as recorded into another capture."""
+        def key(k: int) -> int:
+            if k < 0:
+                return k - aux_base
+            if k >= PH:
+                return slots[k - PH]
+            return k
+
+        kind = r[0]
+        if kind == "sum":
+            return ("sum", r[1] + sum_base, r[2])
+        if kind in ("ch", "maj"):
+            return (kind,) + tuple((key(v), n) for v, n in r[1:])
+        return (kind, key(r[1]), key(r[2]))
 
 
 _TEMPLATES: dict[tuple, Template] = {}
@@ -187,7 +228,55 @@ def template_count() -> int:
 
 
 class CaptureCS(RecordCS):
-    """Records a template: keys stay in capture space (placeholders from PH on)."""
+    """Records a template: keys stay in capture space (placeholders from PH on), and each
+    aux variable's recipe."""
+
+    def __init__(self, labels: bool = True) -> None:
+        super().__init__(labels)
+        self.recipes: list[tuple] | None = []
+        self.sums: list[tuple] = []
+        self._sum_ids: dict[int, int] = {}
+
+    def alloc(self, value: int | bool | None = None, name: str | None = None,
+              recipe: tuple | None = None) -> Var:
+        if self.recipes is not None:
+            if recipe is None:
+                self.recipes = None
+            elif recipe[0] == "sum":
+                lc = recipe[1]
+                k = self._sum_ids.get(id(lc))
+                if k is None:
+                    k = self._sum_ids[id(lc)] = len(self.sums)
+                    self.sums.append(lc)  # kept alive, so its id stays unique
+                self.recipes.append(("sum", k, recipe[2]))
+            else:
+                self.recipes.append(recipe)
+        return super().alloc(value, name)
+
+    def alloc_input(self, value: int | bool | None = None, name: str | None = None) -> Var:
+        self.recipes = None
+        return super().alloc_input(value, name)
+
+    def _replay(self, t: Template, slots: Sequence[Var]) -> None:
+        ab = self.n_aux
+        super()._replay(t, slots)
+        if self.recipes is None:
+            return
+        if t.recipes is None or t.n_inputs:
+            self.recipes = None
+            return
+        base = len(self.sums)
+        for lc in t.sums:
+            self.sums.append(tuple((_relocate_key(v, ab, slots), c) for v, c in lc))
+        self.recipes.extend(t.relocate_recipe(r, ab, slots, base) for r in t.recipes)
+
+
+def _relocate_key(k: int, aux_base: int, slots: Sequence[Var]) -> int:
+    if k < 0:
+        return k - aux_base
+    if k >= PH:
+        return slots[k - PH]
+    return k
 
 
 def capture(fn: Callable[..., Any], sig: tuple, codes: tuple[int, ...]) -> Template:
@@ -198,11 +287,11 @@ def capture(fn: Callable[..., Any], sig: tuple, codes: tuple[int, ...]) -> Templ
     out_atoms_obj: list = []
     out_def = flatten(out, out_atoms_obj)
     out_atoms = [a._tpl_atom() for a in out_atoms_obj]
-    (la, ka, ca), (lb, kb, cb), (lc_, kc, cc) = cap.matrices()
-    mats = (TMat.of(la, ka, ca), TMat.of(lb, kb, cb), TMat.of(lc_, kc, cc))
+    mats = tuple(TMat.of(lens, *_presort(lens, keys, cids)) for lens, keys, cids in cap.matrices())
     labels = cap.labels()
     return Template(
         name=getattr(fn, "__qualname__", str(fn)),
+        n_slots=max((c >> 1 for c in codes if c >= 0), default=-1) + 1,
         n_rows=cap.n_constraints,
         n_aux=cap.n_aux,
         n_inputs=cap.n_inputs - 1,
@@ -211,14 +300,27 @@ def capture(fn: Callable[..., Any], sig: tuple, codes: tuple[int, ...]) -> Templ
         labels=[labels[i] for i in range(cap.n_constraints)],
         out_def=out_def,
         out_atoms=out_atoms,
-        nnz=(len(ka), len(kb), len(kc)),
+        nnz=(len(mats[0].keys), len(mats[1].keys), len(mats[2].keys)),
         a_stats=mats[0].stats(),
         b_stats=mats[1].stats(),
+        recipes=cap.recipes,
+        sums=cap.sums,
     )
 
 
-def lookup(fn: Callable[..., Any], args: tuple) -> tuple[Template, list[Var]]:
-    sig, codes, slots = signature(args)
+def _presort(lens: np.ndarray, keys: np.ndarray, cids: np.ndarray) -> list[np.ndarray]:
+    """Order each recorded row as it will be ordered after relocation in the usual case: ONE,
+    the arguments (in slot order), the template's own inputs, its own aux variables."""
+    indptr = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    rank = np.where(keys < 0, 3 * PH + ~keys, np.where(keys >= PH, keys, keys + 2 * PH))
+    rank[keys == 0] = 0
+    return sort_rows(indptr, rank, keys, cids)
+
+
+def lookup(fn: Callable[..., Any], args: tuple,
+           values: list | None = None) -> tuple[Template, list[Var]]:
+    sig, codes, slots = signature(args, values)
     key = (fn, sig, codes)
     t = _TEMPLATES.get(key)
     if t is None:
@@ -232,6 +334,23 @@ def replay_call(cs: ConstraintSystem, fn: Callable[..., Any], args: tuple) -> An
     ab, ib = cs.n_aux, cs.n_inputs
     cs._replay(t, slots)  # type: ignore[attr-defined]
     return t.outputs(ab, ib, slots)
+
+
+def witness_call(cs: Any, fn: Callable[..., Any], args: tuple) -> Any:
+    """Witness mode: run the template's witness program when it has one and the arguments'
+    values are small ints, else the gadget itself."""
+    values: list = []
+    try:
+        t, slots = lookup(fn, args, values)
+    except (TypeError, ValueError):  # an argument a template cannot describe here: run it
+        return fn.__wrapped__(cs, *args)
+    prog = t.program()
+    if prog is None or any(v is None or not 0 <= v < 1 << 62 for v in values):
+        return fn.__wrapped__(cs, *args)
+    aux = prog.run([int(v) for v in values])
+    ab, ib = cs.n_aux, cs.n_inputs
+    cs.extend_aux_small(aux)
+    return t.outputs(ab, ib, slots, aux, values)
 
 
 def template(fn: F) -> F:

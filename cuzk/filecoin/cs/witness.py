@@ -7,6 +7,9 @@ and the input count known up front (from a shape run) the aux blocks go straight
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from cuzk.filecoin.cs.base import ConstraintSystem, SynthesisError
@@ -48,7 +51,8 @@ class WitnessCS(ConstraintSystem):
         self._written = 0  # aux values already converted
         self._blocks: list[np.ndarray] = []
 
-    def alloc(self, value: int | bool | None = None, name: str | None = None) -> Var:
+    def alloc(self, value: int | bool | None = None, name: str | None = None,
+              recipe: tuple | None = None) -> Var:
         if value is None:
             raise SynthesisError(f"no value for aux variable {self.n_aux} ({self.path(name)})")
         aux = self._aux
@@ -79,6 +83,17 @@ class WitnessCS(ConstraintSystem):
         self._written += len(block)
         self.n_aux += len(block)
         return ~first
+
+    def extend_aux_small(self, values: np.ndarray) -> None:
+        """Append aux values below 2^64 (one uint64 each), in allocation order."""
+        block = np.zeros((len(values), 4), dtype=np.uint64)
+        block[:, 0] = values
+        self.extend_aux(block)
+
+    def call_template(self, fn: Callable[..., Any], args: tuple) -> Any:
+        from cuzk.filecoin.cs.template import witness_call
+
+        return witness_call(self, fn, args)
 
     def _emit(self, block: np.ndarray) -> None:
         if self._out is not None and self._n_in is not None:

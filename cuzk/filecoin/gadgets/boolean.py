@@ -30,13 +30,16 @@ class AllocatedBit:
     def _tpl_atom(self) -> tuple[Var, bool, None]:
         return (self.var, False, None)
 
+    def _tpl_value(self) -> bool | None:
+        return self.value
+
     @classmethod
-    def _tpl_make(cls, var: Var, neg: bool, const: object) -> AllocatedBit:
-        return cls(var)
+    def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedBit:
+        return cls(var, None if value is None else bool(value))
 
     @staticmethod
-    def alloc(cs: ConstraintSystem, value: bool | None) -> AllocatedBit:
-        var = cs.alloc(_v(value), "boolean")
+    def alloc(cs: ConstraintSystem, value: bool | None, recipe: tuple | None = None) -> AllocatedBit:
+        var = cs.alloc(_v(value), "boolean", recipe)
         if cs.wants_constraints:
             cs.enforce([(ONE, 1), (var, -1)], var, [], "boolean constraint")
         return AllocatedBit(var, value)
@@ -53,7 +56,7 @@ class AllocatedBit:
     @staticmethod
     def xor(cs: ConstraintSystem, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
         value = None if a.value is None or b.value is None else a.value ^ b.value
-        res = cs.alloc(_v(value), "xor result")
+        res = cs.alloc(_v(value), "xor result", ("xor", a.var, b.var))
         if cs.wants_constraints:
             # (a + a)·b = a + b − c
             cs.enforce([(a.var, 1), (a.var, 1)], b.var, [(a.var, 1), (b.var, 1), (res, -1)],
@@ -63,7 +66,7 @@ class AllocatedBit:
     @staticmethod
     def and_(cs: ConstraintSystem, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
         value = None if a.value is None or b.value is None else a.value and b.value
-        res = cs.alloc(_v(value), "and result")
+        res = cs.alloc(_v(value), "and result", ("and", a.var, b.var))
         if cs.wants_constraints:
             cs.enforce(a.var, b.var, res, "and constraint")
         return AllocatedBit(res, value)
@@ -72,7 +75,7 @@ class AllocatedBit:
     def and_not(cs: ConstraintSystem, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
         """a ∧ ¬b"""
         value = None if a.value is None or b.value is None else a.value and not b.value
-        res = cs.alloc(_v(value), "and not result")
+        res = cs.alloc(_v(value), "and not result", ("and_not", a.var, b.var))
         if cs.wants_constraints:
             cs.enforce(a.var, [(ONE, 1), (b.var, -1)], res, "and not constraint")
         return AllocatedBit(res, value)
@@ -81,7 +84,7 @@ class AllocatedBit:
     def nor(cs: ConstraintSystem, a: AllocatedBit, b: AllocatedBit) -> AllocatedBit:
         """¬a ∧ ¬b"""
         value = None if a.value is None or b.value is None else not a.value and not b.value
-        res = cs.alloc(_v(value), "nor result")
+        res = cs.alloc(_v(value), "nor result", ("nor", a.var, b.var))
         if cs.wants_constraints:
             cs.enforce([(ONE, 1), (a.var, -1)], [(ONE, 1), (b.var, -1)], res, "nor constraint")
         return AllocatedBit(res, value)
@@ -125,11 +128,24 @@ class Boolean:
     def _tpl_atom(self) -> tuple[Var | None, bool, bool | None]:
         return (self.var, self.neg, self.value if self.var is None else None)
 
+    def _tpl_value(self) -> bool | None:
+        """The value of the variable underneath (before negation)."""
+        v = self.value
+        return v if v is None or not self.neg else not v
+
     @classmethod
-    def _tpl_make(cls, var: Var | None, neg: bool, const: bool | None) -> Boolean:
+    def _tpl_make(cls, var: Var | None, neg: bool, const: bool | None,
+                  value: int | None = None) -> Boolean:
         if var is None:
             return TRUE if const else FALSE
-        return cls(var, neg, None)
+        return cls(var, neg, None if value is None else bool(value) ^ neg)
+
+    @property
+    def operand(self) -> tuple[Var, bool]:
+        """(variable, negated) for a witness recipe; constants as ONE or ¬ONE."""
+        if self.var is None:
+            return (ONE, not self.value)
+        return (self.var, self.neg)
 
     # --- views ----------------------------------------------------------------------------
 
@@ -226,7 +242,7 @@ class Boolean:
             return Boolean.and_(cs, a, b.not_()).not_()
         if bc:  # b true
             return Boolean.and_(cs, a.not_(), c.not_()).not_()
-        ch = cs.alloc(_v(value), "ch")
+        ch = cs.alloc(_v(value), "ch", ("ch", a.operand, b.operand, c.operand))
         if cs.wants_constraints:
             # (b − c)·a = ch − c
             negc = [(v, -k) for v, k in c.lc()]
@@ -254,7 +270,7 @@ class Boolean:
             return Boolean.and_(cs, a.not_(), c.not_()).not_()
         if ac:
             return Boolean.and_(cs, b.not_(), c.not_()).not_()
-        maj = cs.alloc(_v(value), "maj")
+        maj = cs.alloc(_v(value), "maj", ("maj", a.operand, b.operand, c.operand))
         with cs.namespace("b and c"):
             bc = Boolean.and_(cs, b, c)
         if cs.wants_constraints:

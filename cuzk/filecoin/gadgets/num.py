@@ -24,9 +24,12 @@ class AllocatedNum:
     def _tpl_atom(self) -> tuple[Var, bool, None]:
         return (self.var, False, None)
 
+    def _tpl_value(self) -> int | None:
+        return self.value
+
     @classmethod
-    def _tpl_make(cls, var: Var, neg: bool, const: object) -> AllocatedNum:
-        return cls(var)
+    def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedNum:
+        return cls(var, value)
 
     # --- allocation -----------------------------------------------------------------------
 

@@ -125,6 +125,7 @@ class UInt32:
         max_value = len(operands) * _M32
         total: int | None = 0
         lc = LC()
+        recipe_lc: tuple | None = None
         all_constants = True
         for op in operands:
             if total is not None:
@@ -141,10 +142,13 @@ class UInt32:
             return UInt32.constant(modular)
         result_bits = []
         result_lc = LC()
+        if track:
+            recipe_lc = tuple(lc.items())  # each result bit is bit i of this sum
         i = 0
         while max_value:
             with cs.namespace("result bit", i):
-                b = AllocatedBit.alloc(cs, None if total is None else bool(total >> i & 1))
+                b = AllocatedBit.alloc(cs, None if total is None else bool(total >> i & 1),
+                                       None if recipe_lc is None else ("sum", recipe_lc, i))
             if track:
                 result_lc.add(b.var, 1 << i)
             result_bits.append(Boolean.of(b))
