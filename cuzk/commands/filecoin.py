@@ -76,8 +76,14 @@ def _register_sha256(hsub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_hash_sha256)
 
 
+def _register_poseidon(hsub: argparse._SubParsersAction) -> None:
+    from cuzk.commands.filecoin_poseidon import add_hash_poseidon
+
+    add_hash_poseidon(hsub)
+
+
 # Each adds one hasher under `cuzk filecoin hash`.
-HASH_COMMANDS = [_register_sha256]
+HASH_COMMANDS = [_register_sha256, _register_poseidon]
 
 
 def cmd_hash_sha256(args: argparse.Namespace) -> int:

@@ -110,3 +110,65 @@ register(GadgetEntry(
     validate=_check_bits,
     expected=lambda o: 44874 if o["bits"] == 512 else None,
 ))
+
+
+# --- Poseidon (neptune's legacy circuit as rust-fil-proofs calls it) ----------------------------
+
+# neptune circuit.rs test_poseidon_hash (2, 4, 8, 16, 24, 36); arity 11 by the same formula.
+POSEIDON_CONSTRAINTS = {2: 311, 4: 377, 8: 505, 11: 598, 16: 761, 24: 1009, 36: 1385}
+
+
+def alloc_nums(cs: ConstraintSystem, n: int, seed: int = 3) -> list:
+    """n allocated field elements (no constraints), pseudo-random values in witness mode."""
+    from cuzk.filecoin.cs.lc import R
+    from cuzk.filecoin.gadgets.num import AllocatedNum
+
+    rng = random.Random(seed) if cs.wants_values else None
+    out = []
+    for i in range(n):
+        with cs.namespace("num", i):
+            out.append(AllocatedNum.alloc(cs, None if rng is None else rng.randrange(R)))
+    return out
+
+
+def _check_arity(o: dict[str, Any]) -> None:
+    if not 1 <= o["arity"] <= 36:
+        raise ValueError(f"--arity must be 1..36 (Filecoin uses 2, 4, 8, 11, 16, 24, 36), not {o['arity']}")
+
+
+def _check_elements(o: dict[str, Any]) -> None:
+    if o["elements"] < 1:
+        raise ValueError(f"--elements must be at least 1, not {o['elements']}")
+
+
+def _poseidon(cs: ConstraintSystem, ins: list, o: dict[str, Any]) -> Any:
+    from cuzk.filecoin.gadgets.poseidon import poseidon_hash
+
+    return poseidon_hash(cs, ins, o["arity"])
+
+
+def _poseidon_md(cs: ConstraintSystem, ins: list, o: dict[str, Any]) -> Any:
+    from cuzk.filecoin.gadgets.poseidon import hash_md_circuit
+
+    return hash_md_circuit(cs, ins)
+
+
+register(GadgetEntry(
+    name="poseidon",
+    help="Poseidon of --arity allocated elements (neptune's legacy poseidon_hash, Merkle-tree tag)",
+    inputs=lambda cs, o: alloc_nums(cs, o["arity"]),
+    run=_poseidon,
+    options=(Option("arity", int, 2, "preimage length, 1..36 (Filecoin: 2, 4, 8, 11, 16, 24, 36)"),),
+    validate=_check_arity,
+    expected=lambda o: POSEIDON_CONSTRAINTS.get(o["arity"]),
+))
+
+register(GadgetEntry(
+    name="poseidon-md",
+    help="filecoin-hashers' hash_md_circuit over --elements allocated elements (arity-36 chain)",
+    inputs=lambda cs, o: alloc_nums(cs, o["elements"]),
+    run=_poseidon_md,
+    options=(Option("elements", int, 71, "number of elements (>= 1)"),),
+    validate=_check_elements,
+    expected=lambda o: 2770 if o["elements"] == 71 else None,
+))

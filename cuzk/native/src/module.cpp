@@ -8,6 +8,7 @@ void register_field(py::module_& m);  // bind_field.cpp
 void register_curve(py::module_& m);  // bind_curve.cpp
 void register_msm(py::module_& m);    // bind_msm.cpp
 void register_ntt(py::module_& m);    // bind_ntt.cpp
+void register_poseidon(py::module_& m);  // bind_poseidon.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_native, m) {
     cuzk::register_curve(m);
     cuzk::register_msm(m);
     cuzk::register_ntt(m);
+    cuzk::register_poseidon(m);
 }
