@@ -19,19 +19,11 @@ from collections.abc import Sequence
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import CAPACITY
 from cuzk.filecoin.cs.template import template
-from cuzk.filecoin.gadgets.boolean import FALSE, Boolean
+from cuzk.filecoin.gadgets.boolean import Boolean
 from cuzk.filecoin.gadgets.multipack import pack_bits
 from cuzk.filecoin.gadgets.num import AllocatedNum
 from cuzk.filecoin.gadgets.sha256 import sha256
-
-
-def reverse_bit_numbering(bits: Sequence[Boolean]) -> list[Boolean]:
-    """Pad to whole bytes with constant zeros, then reverse the bit order inside each byte
-    (storage-proofs-core util.rs): little-endian bit numbering <-> SHA-256's byte order."""
-    padded = list(bits)
-    while len(padded) % 8:
-        padded.append(FALSE)
-    return [b for i in range(0, len(padded), 8) for b in reversed(padded[i : i + 8])]
+from cuzk.filecoin.gadgets.util import reverse_bit_numbering
 
 
 class Sha256Function:
