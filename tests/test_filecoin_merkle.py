@@ -306,3 +306,44 @@ def test_circuit_info_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["filecoin", "circuit-info", "por-poseidon", "--arity", "8", "--top", "2"]) != 0
     assert "needs a sub arity" in capsys.readouterr().err
     assert main(["filecoin", "circuit-info", "por-sha256", "--leaves", "48"]) != 0
+
+
+def _shape_of(r1cs) -> dict:  # type: ignore[no-untyped-def]
+    """Shape's fields recomputed from recorded matrices."""
+    n_in = r1cs.n_public + 1
+    ua, ub = np.unique(r1cs.a.indices), np.unique(r1cs.b.indices)
+    return dict(constraints=r1cs.n_constraints, inputs=n_in, aux=r1cs.n_vars - n_in,
+                nnz_a=r1cs.a.nnz, nnz_b=r1cs.b.nnz, nnz_c=r1cs.c.nnz,
+                vars_in_a=len(ua), vars_in_b=len(ub), aux_in_a=int((ua >= n_in).sum()),
+                aux_in_b=int((ub >= n_in).sum()), inputs_in_b=int((ub < n_in).sum()))
+
+
+@pytest.mark.parametrize("hasher, shape", [("sha256", "2-0-0"), ("poseidon", "8-8-2"),
+                                           ("poseidon", "4-0-0")])
+def test_por_shape_equals_record(hasher: str, shape: str) -> None:
+    """Every Shape statistic (non-zeros, A/B densities) agrees with the recorded matrices."""
+    s = TreeShape.parse(shape)
+    sh = synthesize_shape(por_test_circuit(s, hasher))
+    r1cs = synthesize_r1cs(por_test_circuit(s, hasher))
+    assert _shape_of(r1cs) == {k: v for k, v in sh.as_dict().items() if k in _shape_of(r1cs)}
+
+
+def test_sha256_node_template_records_the_direct_gadget() -> None:
+    """The templated SHA-256 node replays exactly what running its code directly records."""
+    from cuzk.filecoin.cs.digest import bellpepper_hash
+    from cuzk.filecoin.gadgets import hash_functions
+
+    def circuit(direct: bool):  # type: ignore[no-untyped-def]
+        def c(cs):  # type: ignore[no-untyped-def]
+            xs = [AllocatedNum.alloc(cs, None) for _ in range(2)]
+            for _ in range(2):
+                fn = hash_functions._sha256_multi_leaf
+                xs = [(fn.__wrapped__ if direct else fn)(cs, xs), xs[0]]
+
+        return c
+
+    a, b = synthesize_r1cs(circuit(True)), synthesize_r1cs(circuit(False))
+    assert a.n_constraints == b.n_constraints > 0
+    assert bellpepper_hash(a) == bellpepper_hash(b)
+    la, lb = a.labels["constraints"], b.labels["constraints"]
+    assert all(la[i] == lb[i] for i in range(0, a.n_constraints, 997))
