@@ -15,6 +15,7 @@ constants; the height is unused by both.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import CAPACITY
@@ -22,8 +23,18 @@ from cuzk.filecoin.cs.template import template
 from cuzk.filecoin.gadgets.boolean import Boolean
 from cuzk.filecoin.gadgets.multipack import pack_bits
 from cuzk.filecoin.gadgets.num import AllocatedNum
+from cuzk.filecoin.gadgets.poseidon import hash_md_circuit, poseidon_hash
 from cuzk.filecoin.gadgets.sha256 import sha256
 from cuzk.filecoin.gadgets.util import reverse_bit_numbering
+
+
+class CircuitHasher(Protocol):
+    """What a Merkle path gadget needs of a hash function: a node from its children."""
+
+    name: str
+
+    def hash_multi_leaf_circuit(self, cs: ConstraintSystem, leaves: Sequence[AllocatedNum],
+                                height: int = 0) -> AllocatedNum: ...
 
 
 class Sha256Function:
@@ -79,21 +90,15 @@ class PoseidonFunction:
     @staticmethod
     def hash_multi_leaf_circuit(cs: ConstraintSystem, leaves: Sequence[AllocatedNum],
                                 height: int = 0) -> AllocatedNum:
-        from cuzk.filecoin.gadgets.poseidon import poseidon_hash
-
         return poseidon_hash(cs, list(leaves), len(leaves))
 
     @staticmethod
     def hash2_circuit(cs: ConstraintSystem, a: AllocatedNum, b: AllocatedNum) -> AllocatedNum:
-        from cuzk.filecoin.gadgets.poseidon import poseidon_hash
-
         return poseidon_hash(cs, [a, b], 2)
 
     @staticmethod
     def hash_md_circuit(cs: ConstraintSystem, elements: Sequence[AllocatedNum]) -> AllocatedNum:
-        from cuzk.filecoin.gadgets.poseidon import hash_md_circuit
-
         return hash_md_circuit(cs, elements)
 
 
-HASH_FUNCTIONS = {"sha256": Sha256Function, "poseidon": PoseidonFunction}
+HASH_FUNCTIONS: dict[str, CircuitHasher] = {"sha256": Sha256Function, "poseidon": PoseidonFunction}

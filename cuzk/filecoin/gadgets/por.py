@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import ONE
 from cuzk.filecoin.gadgets.boolean import AllocatedBit, Boolean
 from cuzk.filecoin.gadgets.constraint import equal
+from cuzk.filecoin.gadgets.hash_functions import CircuitHasher
 from cuzk.filecoin.gadgets.insertion import insert
 from cuzk.filecoin.gadgets.multipack import pack_into_inputs
 from cuzk.filecoin.gadgets.num import AllocatedNum
@@ -105,7 +105,7 @@ class AuthPath:
 
 
 def synthesize_subpath(cs: ConstraintSystem, path: Sequence[PathElement], arity: int,
-                       cur: AllocatedNum, hasher: Any) -> tuple[AllocatedNum, list[Boolean]]:
+                       cur: AllocatedNum, hasher: CircuitHasher) -> tuple[AllocatedNum, list[Boolean]]:
     """Ascend `path` (levels of one arity) from `cur`: the new node and the index bits."""
     if arity == 0:
         if path:
@@ -137,7 +137,7 @@ def synthesize_subpath(cs: ConstraintSystem, path: Sequence[PathElement], arity:
 
 
 def por_circuit(cs: ConstraintSystem, value: Root, auth_path: AuthPath, root: Root,
-                private: bool, hasher: Any) -> AllocatedNum:
+                private: bool, hasher: CircuitHasher) -> AllocatedNum:
     """PoRCircuit::synthesize: `value` is included under `root`. Public inputs: the packed
     path index, then (unless private) the root. Returns the computed root."""
     with cs.namespace("value"):
@@ -162,7 +162,7 @@ def por_circuit(cs: ConstraintSystem, value: Root, auth_path: AuthPath, root: Ro
 
 def por_no_challenge_input(cs: ConstraintSystem, shape: TreeShape, challenge_bits: Sequence[AllocatedBit],
                            leaf: AllocatedNum, path_values: Sequence[Sequence[AllocatedNum]],
-                           root: AllocatedNum, hasher: Any) -> AllocatedNum:
+                           root: AllocatedNum, hasher: CircuitHasher) -> AllocatedNum:
     """por.rs por_no_challenge_input: inclusion with the challenge given as allocated bits
     (least significant first) and the siblings already allocated; no public input. Returns
     the computed root."""
