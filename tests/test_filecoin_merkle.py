@@ -347,3 +347,24 @@ def test_sha256_node_template_records_the_direct_gadget() -> None:
     assert bellpepper_hash(a) == bellpepper_hash(b)
     la, lb = a.labels["constraints"], b.labels["constraints"]
     assert all(la[i] == lb[i] for i in range(0, a.n_constraints, 997))
+
+
+def test_por_groth16_proof_verifies() -> None:
+    """A Groth16 proof of a Poseidon 8-ary inclusion (development setup, bellman convention):
+    the public inputs are the challenge and the root; another root does not verify."""
+    from cuzk.backends.cpu import native_module
+    from cuzk.groth16.prover import prove
+    from cuzk.groth16.setup import setup
+    from cuzk.groth16.verifier import verify
+
+    if native_module() is None:
+        pytest.skip("needs the native CPU backend")
+    s = TreeShape(8)
+    r1cs = synthesize_r1cs(por_test_circuit(s, "poseidon"))
+    tree = random_tree(s, "poseidon", 64, 0)
+    w = synthesize_witness(por_test_circuit(s, "poseidon", challenge=29))
+    pk = setup(r1cs, seed="cuzk filecoin por", convention="bellman", backend="cpu")
+    proof = prove(pk, w, backend="cpu")
+    assert verify(pk.vk, [29, tree.root], proof)
+    assert not verify(pk.vk, [29, (tree.root + 1) % R], proof)
+    assert not verify(pk.vk, [28, tree.root], proof)
