@@ -172,3 +172,137 @@ register(GadgetEntry(
     validate=_check_elements,
     expected=lambda o: 2770 if o["elements"] == 71 else None,
 ))
+
+
+# --- Merkle inclusion, insertion, SDR labels --------------------------------------------------
+
+
+def _por_shape(o: dict[str, Any]) -> Any:
+    from cuzk.filecoin.merkle import TreeShape
+
+    return TreeShape(o["arity"], o.get("sub", 0), o.get("top", 0))
+
+
+def _por_leaves(o: dict[str, Any]) -> int:
+    return o["leaves"] or _por_shape(o).default_leaves()
+
+
+def _check_por(o: dict[str, Any]) -> None:
+    shape = _por_shape(o)  # ValueError for a bad shape
+    shape.check_leaves(_por_leaves(o))
+    if not 0 <= o["challenge"] < _por_leaves(o):
+        raise ValueError(f"--challenge must be a leaf index below {_por_leaves(o)}")
+
+
+def _por_run(hasher: str) -> Callable[[ConstraintSystem, Any, dict[str, Any]], Any]:
+    def run(cs: ConstraintSystem, ins: Any, o: dict[str, Any]) -> Any:
+        from cuzk.filecoin.reference_circuits import por_test_circuit
+
+        return por_test_circuit(_por_shape(o), hasher, _por_leaves(o), o["challenge"],
+                                o["root"] == "private")(cs)
+
+    return run
+
+
+def _por_expected(hasher: str) -> Callable[[dict[str, Any]], int | None]:
+    def expected(o: dict[str, Any]) -> int | None:
+        from cuzk.filecoin.reference_circuits import expected_por_constraints
+
+        return expected_por_constraints(hasher, _por_shape(o), _por_leaves(o), o["root"] == "private")
+
+    return expected
+
+
+_POR_COMMON = (
+    Option("leaves", int, 0, "leaves in the tree (default: 64 per base tree, as por_circuit.rs)"),
+    Option("root", str, "public", "the root is a public input or private", ("public", "private")),
+    Option("challenge", int, 0, "the leaf proved (witness values only)"),
+)
+
+register(GadgetEntry(
+    name="por-sha256",
+    help="PoRCircuit over a binary (or --arity 4 / 8) SHA-256 tree (storage-proofs-core por.rs)",
+    inputs=lambda cs, o: None,
+    run=_por_run("sha256"),
+    options=(Option("arity", int, 2, "base tree arity", (2, 4, 8)), *_POR_COMMON),
+    validate=_check_por,
+    expected=_por_expected("sha256"),
+))
+
+register(GadgetEntry(
+    name="por-poseidon",
+    help="PoRCircuit over a Poseidon tree of shape --arity[-sub[-top]] (storage-proofs-core por.rs)",
+    inputs=lambda cs, o: None,
+    run=_por_run("poseidon"),
+    options=(Option("arity", int, 8, "base tree arity", (2, 4, 8, 16)),
+             Option("sub", int, 0, "sub-tree arity (0: none)", (0, 2, 4, 8, 16)),
+             Option("top", int, 0, "top-tree arity (0: none; needs --sub)", (0, 2, 4, 8, 16)),
+             *_POR_COMMON),
+    validate=_check_por,
+    expected=_por_expected("poseidon"),
+))
+
+
+def _check_label(o: dict[str, Any]) -> None:
+    if not 1 <= o["layer"] < 1 << 32:
+        raise ValueError(f"--layer must be 1..2^32-1, not {o['layer']}")
+    if not 0 <= o["node"] < 1 << 64:
+        raise ValueError(f"--node must be a u64, not {o['node']}")
+
+
+register(GadgetEntry(
+    name="create-label",
+    help="create_label.rs's test circuit: 38×256 allocated bits (37 parents, replica id), "
+         "the layer and node constants, create_label_circuit (SHA-256 over 39×256 bits)",
+    inputs=lambda cs, o: None,
+    run=lambda cs, ins, o: _label_circuit(o)(cs),
+    options=(Option("layer", int, 3, "layer index (1: 6 parents repeated, else 14)"),
+             Option("node", int, 22, "node index (a constant)")),
+    validate=_check_label,
+    expected=lambda o: 532025 if (o["layer"], o["node"]) == (3, 22) else None,
+))
+
+
+def _label_circuit(o: dict[str, Any]) -> Callable[[ConstraintSystem], Any]:
+    from cuzk.filecoin.reference_circuits import create_label_test_circuit
+
+    return create_label_test_circuit(o["layer"], o["node"])
+
+
+def _check_insertion(o: dict[str, Any]) -> None:
+    s = o["size"]
+    if s < 2 or s & (s - 1) or s > 1 << 10:
+        raise ValueError(f"--size must be a power of two 2..1024, not {s}")
+    if not 0 <= o["index"] < s:
+        raise ValueError(f"--index must be below --size {s}")
+
+
+def _insertion_run(cs: ConstraintSystem, ins: Any, o: dict[str, Any]) -> Any:
+    from cuzk.filecoin.gadgets.insertion import insert
+
+    x, bits, elements = ins
+    return insert(cs, x, bits, elements)
+
+
+def _insertion_expected(o: dict[str, Any]) -> int:
+    from cuzk.filecoin.reference_circuits import insertion_constraints
+
+    return insertion_constraints(o["size"])
+
+
+def _insertion_inputs(cs: ConstraintSystem, o: dict[str, Any]) -> Any:
+    from cuzk.filecoin.reference_circuits import insertion_inputs
+
+    return insertion_inputs(cs, o["size"], o["index"])
+
+
+register(GadgetEntry(
+    name="insertion",
+    help="insert a number among --size − 1 others at an index given by bits (insertion.rs)",
+    inputs=_insertion_inputs,
+    run=_insertion_run,
+    options=(Option("size", int, 8, "the list's size after insertion (a power of two)"),
+             Option("index", int, 0, "the insertion index (witness values only)")),
+    validate=_check_insertion,
+    expected=lambda o: _insertion_expected(o),
+))

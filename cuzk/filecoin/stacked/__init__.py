@@ -1,0 +1,1 @@
+"""Stacked DRG (PoRep) pieces: labels (label.py) and their circuit (gadgets/create_label.py)."""
