@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("formats", ("cuzk.formats",)),
     ("circuits", ("cuzk.circuits",)),
     ("groth16", ("cuzk.groth16",)),
+    ("filecoin", ("cuzk.filecoin",)),
     ("engine", ("cuzk.engine",)),
     ("server", ("cuzk.server",)),
     ("tools", ("cuzk.tools",)),

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.filecoin.cs.base import ConstraintSystem, Shape, ShapeCS, SynthesisError
 from cuzk.filecoin.cs.check import check_satisfied, is_satisfied
 from cuzk.filecoin.cs.lc import CAPACITY, LC, NUM_BITS, ONE, LinearLike, R, Var, merged
 from cuzk.filecoin.cs.record import RecordCS
 from cuzk.filecoin.cs.template import clear_templates, template, template_count
 from cuzk.filecoin.cs.witness import WitnessCS
+from cuzk.model.r1cs import R1CS
 
 Circuit = Callable[[ConstraintSystem], Any]
 

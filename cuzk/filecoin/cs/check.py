@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.circuits.r1cs import R1CS
 from cuzk.groth16 import qap
+from cuzk.model.r1cs import R1CS
 
 
 def _matvec(r1cs: R1CS, m: str, w: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import hashlib
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
+from cuzk.model.r1cs import CSR, R1CS
 
 _TERM = 41
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.circuits.r1cs import CSR, R1CS
 from cuzk.curves import get_curve
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import LinearLike, Var, merged
 from cuzk.layout import fr_from_ints
+from cuzk.model.r1cs import CSR, R1CS
 
 _Mat = tuple[np.ndarray, np.ndarray, np.ndarray]  # row lengths, keys, coefficient ids
 
