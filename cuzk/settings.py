@@ -27,7 +27,7 @@ def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], 
         return default
     try:
         value = parse(raw.strip())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError):  # KeyError: env_bool's table
         raise ConfigError(f"{name} must be {what}, got {raw!r}") from None
     if not ok(value):
         raise ConfigError(f"{name} must be {what}, got {raw!r}")
