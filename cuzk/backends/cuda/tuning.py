@@ -8,6 +8,7 @@ others are set through the constructor or `CudaBackend.retune` by tests and benc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -23,6 +24,8 @@ def _env(name: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Tuning:
+    """The knobs, checked on construction (ConfigError)."""
+
     # -- what a user sets: concurrency and memory -------------------------------------------
     concurrent: bool = field(default=True, metadata=_env("CUZK_CONCURRENT"))
     max_concurrent: int = field(default=0, metadata=_env("CUZK_MAX_CONCURRENT"))
@@ -82,8 +85,6 @@ class Tuning:
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Tuning:
         """The defaults with the environment's CUZK_* variables (os.environ when env is None),
         then `overrides` (field values)."""
-        import os
-
         e = os.environ if env is None else env
         d = cls()
         values: dict[str, Any] = dict(
