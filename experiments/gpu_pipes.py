@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy as cp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cuzk.backends import cuda  # noqa: E402
+from cuzk.backends.cuda import modules  # noqa: E402
 
 SOURCE = r"""
 #include "cuzk/curves.cuh"
@@ -159,7 +159,7 @@ def main() -> None:
     dout = cp.empty(n, dtype=cp.float64)
     rows = []
     for per in (int(x) for x in args.dfma_per_mul.split(",")):
-        opts = cuda._options() + (f"-DDFMA_PER_MUL={per}", f"-I{Path(__file__).resolve().parent}")
+        opts = modules.options() + (f"-DDFMA_PER_MUL={per}", f"-I{Path(__file__).resolve().parent}")
         mod = cp.RawModule(code=SOURCE, options=opts)
         times = {}
         for name in ("fq_mul", "dfma", "both"):
@@ -232,7 +232,7 @@ def product_rows(args, grid: int, block: int, n: int, seed, out, dout) -> list[d
     vals = [int.from_bytes(rng.bytes(48), "little") % p for _ in range(3)]
     dseed = cp.asarray(np.array([v for x in vals for v in limbs(x)]))
     consts = cp.asarray(np.array(limbs(p) + [float((-pow(p, -1, 1 << L)) % (1 << L))]))
-    opts = cuda._options() + ("-DDFMA_PER_MUL=4", f"-I{Path(__file__).resolve().parent}")
+    opts = modules.options() + ("-DDFMA_PER_MUL=4", f"-I{Path(__file__).resolve().parent}")
     mod = cp.RawModule(code=SOURCE, options=opts)
     rows = []
     for name, ni, nf in (("int2", 2, 0), ("fp2", 0, 2), ("int1_fp1", 1, 1),

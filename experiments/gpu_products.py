@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy as cp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cuzk.backends import cuda  # noqa: E402
+from cuzk.backends.cuda import modules  # noqa: E402
 
 SOURCE = r"""
 #include "cuzk/curves.cuh"
@@ -161,7 +161,7 @@ def main() -> None:
     mods = {}
     for build, extra in BUILDS:
         here = f"-I{Path(__file__).resolve().parent}"
-        mods[build] = cp.RawModule(code=SOURCE, options=cuda._options() + extra + (here,))
+        mods[build] = cp.RawModule(code=SOURCE, options=modules.options() + extra + (here,))
     rows = []
     ref: dict = {}  # schoolbook outputs by kernel: the _sched kernels must match their base
     for name, words, per in KERNELS:

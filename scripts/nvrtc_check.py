@@ -1,16 +1,16 @@
 """Compile every CUDA-backend module with NVRTC, without a GPU or CuPy: the same source, options
-and kernel instantiations as cuzk/backends/cuda.py (cuda.all_modules()). Catches compile errors
-in device code before a device call. Needs libnvrtc (CUZK_NVRTC_LIB, or found on the loader path
-/ in a pip `nvidia-cuda-nvrtc` package).
+and kernel instantiations as the backend (cuzk/backends/cuda/modules.py all_modules()). Catches
+compile errors in device code before a device call. Needs libnvrtc (CUZK_NVRTC_LIB, or found on
+the loader path / in a pip `nvidia-cuda-nvrtc` package).
 
     python3 scripts/nvrtc_check.py                                      # -arch compute_90
     CUZK_NVRTC_OPTIONS=-DCUZK_ACC_MIN_BLOCKS=1 python3 scripts/nvrtc_check.py  # other options
 
-With --cubin-dir it also builds the ahead-of-time kernel cache (cuzk/backends/cuda_cubin.py):
+With --cubin-dir it also builds the ahead-of-time kernel cache (cuzk/backends/cuda/cubin.py):
 each module compiled for a real arch (--arch, default sm_90) and written as DIR/<key>.cubin and
 DIR/<key>.json (name expression -> lowered name). A backend run with CUZK_CUDA_CUBIN_DIR=DIR,
-the same environment (CUZK_CUDA_PORTABLE_MUL, CUZK_NVRTC_OPTIONS) and that
-arch loads these instead of compiling. Run it once per option set: keys differ, files add up.
+the same CUZK_NVRTC_OPTIONS and that arch loads these instead of compiling. Run it once per
+option set: keys differ, files add up.
 
     python3 scripts/nvrtc_check.py --cubin-dir /tmp/cubins [--arch sm_90] [--jobs 2]
 """
@@ -29,7 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cuzk.backends import cuda, cuda_cubin  # noqa: E402
+from cuzk.backends.cuda import cubin as cuda_cubin  # noqa: E402
+from cuzk.backends.cuda import modules  # noqa: E402
+from cuzk.backends.cuda.tuning import Tuning  # noqa: E402
+
+
+def backend_options() -> tuple[str, ...]:
+    """The NVRTC options of every module, with the environment's CUZK_NVRTC_OPTIONS."""
+    return modules.options(Tuning.from_env().nvrtc_options)
 
 
 def find_lib() -> ctypes.CDLL | None:
@@ -69,13 +76,13 @@ def compile_module(
     """(rc, log, cubin, name expression -> lowered name). The cubin and the lowered names come
     only for a real arch (sm_XY) and a successful compile."""
     prog = ctypes.c_void_p()
-    src = (cuda._source() if source is None else source).encode()
+    src = (modules.source() if source is None else source).encode()
     rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"kernels.cu", 0, None, None)
     if rc:
         return rc, "nvrtcCreateProgram failed", None, {}
     for n in names:
         lib.nvrtcAddNameExpression(prog, n.encode())
-    opts = [o.encode() for o in (cuda._options() if options is None else options)]
+    opts = [o.encode() for o in (backend_options() if options is None else options)]
     opts.append(f"--gpu-architecture={arch}".encode())
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
@@ -122,18 +129,18 @@ def _job(args: tuple) -> tuple[str, int, str, float, str]:
 def module_jobs(
     arch: str, cubin_dir: str | None, source: str, options: tuple[str, ...]
 ) -> list[tuple]:
-    """One _job per module the backend builds (cuda.all_modules): (label, name expressions,
+    """One _job per module the backend builds (modules.all_modules): (label, name expressions,
     arch, cubin_dir, source, options)."""
     return [
         (
-            cuda.module_label(curve, kind, group),
+            modules.module_label(curve, kind, group),
             list(names.values()),
             arch,
             cubin_dir,
             source,
-            options + cuda.module_options(kind, group),
+            options + modules.module_options(kind, group),
         )
-        for curve, kind, group, names in cuda.all_modules()
+        for curve, kind, group, names in modules.all_modules()
     ]
 
 
@@ -150,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cubin_dir and not arch.startswith("sm_"):
         ap.error("--arch must be a real architecture (sm_XY) for cubins")
     _lib()  # fail early, before starting workers
-    source, options = cuda._source(), cuda._options()
+    source, options = modules.source(), backend_options()
     jobs = module_jobs(arch, args.cubin_dir, source, options)
     if args.only:
         want = {w.strip() for w in args.only.split(",")}

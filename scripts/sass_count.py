@@ -1,7 +1,7 @@
 """Static SASS instruction mix of a CUDA-backend kernel, without a GPU: disassemble a cubin from
 the kernel cache (scripts/nvrtc_check.py --cubin-dir) and count, per opcode, the instructions of
-one kernel and of its largest loop, plus its registers and stack. Register moves around the
-field product show up in the loop's MOV counts; IMAD.WIDE counts predict product-bound kernels.
+one kernel and of its largest loop, plus its registers and stack: register moves in a product
+show up this way, and IMAD.WIDE counts predict product-bound kernels.
 
     python3 scripts/nvrtc_check.py --cubin-dir /tmp/cubins
     python3 scripts/sass_count.py /tmp/cubins "msm_acc_entries_tasks_inl<cuzk::bls12_381, 1>"

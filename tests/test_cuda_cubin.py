@@ -1,6 +1,6 @@
-"""CPU checks of the ahead-of-time kernel cache (cuzk/backends/cuda_cubin.py): the key, the
+"""CPU checks of the ahead-of-time kernel cache (cuzk/backends/cuda/cubin.py): the key, the
 module enumeration that scripts/nvrtc_check.py --cubin-dir shares with the backend, and the
-backend's load-or-compile choice against a stand-in for CuPy. Needs no GPU and no CuPy; the
+module cache's load-or-compile choice against a stand-in for CuPy. Needs no GPU and no CuPy; the
 one NVRTC compile skips without libnvrtc.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from cuzk.backends import cuda, cuda_cubin
-from cuzk.backends.cuda_fr import FR_KERNELS
+from cuzk.backends.cuda import Tuning, modules
+from cuzk.backends.cuda import cubin as cuda_cubin
+from cuzk.backends.cuda.modules import FR_KERNELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,8 +54,8 @@ def test_key_ignores_include_paths_and_name_order():
     split = ("-I", "/srv/inc", "--std=c++17", "--include-path=/q", "-DX")
     assert cuda_cubin.cache_key(SRC, split, NAMES, "sm_90") == base
     assert cuda_cubin.cache_key(SRC, OPTS, NAMES[::-1], "sm_90") == base
-    assert cuda_cubin.portable_options(cuda._options()) == [
-        o for o in cuda._options() if not o.startswith("-I")
+    assert cuda_cubin.portable_options(modules.options()) == [
+        o for o in modules.options() if not o.startswith("-I")
     ]
     assert cuda_cubin.arch_of("90") == "sm_90"
 
@@ -77,63 +77,58 @@ def _expected(curve: str, kind: str, group: int) -> dict[str, str]:
         tmpl = {"ntt_tile_r2": "ntt_tile<{}, 2>", "ntt_tile_r4": "ntt_tile<{}, 4>"}
         assert set(tmpl) <= set(FR_KERNELS)
         return {k: "gpu::" + tmpl.get(k, k + "<{}>").format(cs) for k in FR_KERNELS}
-    ks = cuda.MSM_KERNELS if kind == "msm" else cuda.AUX_KERNELS
+    ks = modules.MSM_KERNELS if kind == "msm" else modules.AUX_KERNELS
     return {k: f"gpu::{k}<{cs}, {group}>" for k in ks}
 
 
 class _Recorder:
-    """Stands in for cuda._Module: records the names the backend builds a module from."""
+    """Stands in for modules.Module: records the names and options a module is built from."""
 
-    built: list[tuple[str, dict[str, str]]] = []
+    built: list[tuple[str, dict[str, str], tuple[str, ...]]] = []
 
-    def __init__(self, names: dict[str, str], label: str = "", extra: tuple = ()) -> None:
-        self.names, self.extra = names, extra
-        _Recorder.built.append((label, names))
+    def __init__(self, cp, names: dict[str, str], label: str, opts: tuple[str, ...],
+                 cubin_dir: str = "") -> None:  # fmt: skip
+        self.names, self.opts = names, opts
+        _Recorder.built.append((label, names, opts))
 
     def load_all(self) -> None:
         pass
 
 
-def _backend(monkeypatch) -> cuda.CudaBackend:
-    monkeypatch.setattr(cuda, "_Module", _Recorder)
-    _Recorder.built = []
-    gpu = object.__new__(cuda.CudaBackend)  # no device: only module() and warm_up() run
-    gpu._lock = threading.Lock()
-    gpu._modules = {}
-    return gpu
-
-
 def test_script_enumerates_what_the_backend_builds(monkeypatch):
-    monkeypatch.delenv("CUZK_G1_FP_CALLS", raising=False)  # the default: G1's products called
     script = _script()
     jobs = script.module_jobs("sm_90", "/tmp/x", SRC, OPTS)
-    gpu = _backend(monkeypatch)
+    monkeypatch.setattr(modules, "Module", _Recorder)
+    _Recorder.built = []
+    cache = modules.ModuleCache(None, ("-DX",))  # no device: only which modules it builds
     built, extras = [], []
-    for curve, kind, group, names in cuda.all_modules():
+    for curve, kind, group, names in modules.all_modules():
         assert names == _expected(curve, kind, group)
-        mod = gpu.module(curve, kind, group)
-        built.append((cuda.module_label(curve, kind, group), list(mod.names.values())))
-        extras.append(mod.extra)
+        mod = cache(curve, kind, group)
+        built.append((modules.module_label(curve, kind, group), list(mod.names.values())))
+        base = modules.options(("-DX",))
+        assert mod.opts[: len(base)] == base
+        extras.append(mod.opts[len(base) :])
     assert [(j[0], j[1]) for j in jobs] == built
     # each cubin is built with the options its module compiles with (a module's own included)
     assert [j[5] for j in jobs] == [OPTS + e for e in extras]
     assert extras.count(("-DCUZK_FP_NOINLINE",)) == 2  # G1's MSM module of each curve
-    assert len(jobs) == len({j[0] for j in jobs}) == 2 * len(cuda.MODULES)
+    assert len(jobs) == len({j[0] for j in jobs}) == 2 * len(modules.MODULES)
     # warm_up builds exactly these modules
     _Recorder.built = []
-    gpu._modules = {}
-    gpu.warm_up()
-    warm = {(label, tuple(n.values())) for label, n in _Recorder.built}
+    modules.ModuleCache(None).warm_up()
+    warm = {(label, tuple(n.values())) for label, n, _ in _Recorder.built}
     assert warm == {(label, tuple(names)) for label, names in built}
 
 
-def test_module_options(monkeypatch):
-    monkeypatch.delenv("CUZK_G1_FP_CALLS", raising=False)
-    assert cuda.module_options("msm", 1) == ("-DCUZK_FP_NOINLINE",)
-    assert cuda.module_options("msm", 2) == cuda.module_options("fr", 0) == ()
-    assert cuda.module_options("aux", 1) == ()
-    monkeypatch.setenv("CUZK_G1_FP_CALLS", "0")
-    assert cuda.module_options("msm", 1) == ()
+def test_module_options():
+    assert modules.module_options("msm", 1) == ("-DCUZK_FP_NOINLINE",)
+    assert modules.module_options("msm", 2) == modules.module_options("fr", 0) == ()
+    assert modules.module_options("aux", 1) == ()
+    assert "-DCUZK_PTX_MUL" in modules.options()
+    assert modules.options(("-DX=1", "-lineinfo"))[-2:] == ("-DX=1", "-lineinfo")
+    assert Tuning.from_env({"CUZK_NVRTC_OPTIONS": " -DX=1  -lineinfo"}).nvrtc_options == (
+        "-DX=1", "-lineinfo")
 
 
 class _FakeRaw:
@@ -153,37 +148,39 @@ class _FakeRaw:
 
 
 @pytest.fixture
-def fake_cp(monkeypatch):
+def fake_cp():
     _FakeRaw.fail, _FakeRaw.made = False, []
     dev = SimpleNamespace(compute_capability="90")
-    cp = SimpleNamespace(RawModule=_FakeRaw, cuda=SimpleNamespace(Device=lambda: dev))
-    monkeypatch.setattr(cuda, "cp", cp)
-    return cp
+    return SimpleNamespace(RawModule=_FakeRaw, cuda=SimpleNamespace(Device=lambda: dev))
 
 
-def test_module_loads_cubin_or_compiles(tmp_path, monkeypatch, fake_cp, caplog):
+def test_module_loads_cubin_or_compiles(tmp_path, fake_cp, caplog):
     caplog.set_level(logging.INFO, logger="cuzk.backends.cuda")
-    names = cuda.module_names("bn254", "aux", 1)
-    monkeypatch.delenv(cuda_cubin.ENV, raising=False)
-    mod = cuda._Module(names, "bn254 aux1")
-    assert not mod.cached and _FakeRaw.made[-1]["code"] == cuda._source()
+    names = modules.module_names("bn254", "aux", 1)
+    opts = modules.options()
+
+    def module(cubin_dir: str = "") -> modules.Module:
+        return modules.Module(fake_cp, names, "bn254 aux1", opts, cubin_dir)
+
+    mod = module()
+    assert not mod.cached and _FakeRaw.made[-1]["code"] == modules.source()
     assert mod["fixed_base_mul"] == "fn:gpu::fixed_base_mul<cuzk::bn254, 1>"
 
-    monkeypatch.setenv(cuda_cubin.ENV, str(tmp_path))
-    assert not cuda._Module(names).cached  # empty cache: compiled
-    key = cuda_cubin.cache_key(cuda._source(), cuda._options(), names.values(), "sm_90")
+    assert not module(str(tmp_path)).cached  # empty cache: compiled
+    assert Tuning.from_env({"CUZK_CUDA_CUBIN_DIR": str(tmp_path)}).cubin_dir == str(tmp_path)
+    key = cuda_cubin.cache_key(modules.source(), opts, names.values(), "sm_90")
     lowered = {e: f"_Z{i}" for i, e in enumerate(names.values())}
     cuda_cubin.write(tmp_path, key, b"cubin", lowered)
-    mod = cuda._Module(names, "bn254 aux1")
+    mod = module(str(tmp_path))
     assert mod.cached and _FakeRaw.made[-1]["path"] == str(tmp_path / f"{key}.cubin")
     assert mod["xyzz_sum_affine"] == "fn:" + lowered[names["xyzz_sum_affine"]]
     assert "loaded from cubin cache" in caplog.text
 
     fake_cp.cuda.Device().compute_capability = "100"  # another arch: another key
-    assert not cuda._Module(names).cached
+    assert not module(str(tmp_path)).cached
     fake_cp.cuda.Device().compute_capability = "90"
     _FakeRaw.fail = True  # the driver refuses the cubin: warn and compile
-    mod = cuda._Module(names, "bn254 aux1")
+    mod = module(str(tmp_path))
     assert not mod.cached and _FakeRaw.made[-1]["code"] is not None
     assert any(r.levelno == logging.WARNING and "did not load" in r.message for r in caplog.records)
 
@@ -192,8 +189,8 @@ def test_nvrtc_cubin_of_smallest_module(tmp_path):
     script = _script()
     if script.find_lib() is None:
         pytest.skip("libnvrtc not found")
-    curve, kind, group, names = next(m for m in cuda.all_modules() if m[:3] == ("bn254", "aux", 1))
-    source, options = cuda._source(), cuda._options()
+    curve, kind, group, names = next(m for m in modules.all_modules() if m[:3] == ("bn254", "aux", 1))
+    source, options = modules.source(), modules.options()
     label, rc, log, _secs, written = script._job(
         ("x", list(names.values()), "sm_90", str(tmp_path), source, options)
     )

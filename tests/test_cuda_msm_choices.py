@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from cuzk.backends.cuda import _affine_pays, choose_window, scatter_passes
+from cuzk.backends.cuda.msm_plan import affine_pays as _affine_pays
+from cuzk.backends.cuda.msm_plan import choose_window, scatter_passes
 from cuzk.curves import get_curve
 
 

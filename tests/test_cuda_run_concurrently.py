@@ -1,7 +1,7 @@
 """CudaBackend.run_concurrently's scheduling on the host (no GPU needed): a stand-in for CuPy's
-streams and events. With max_concurrent k, at most k tasks run at once, they start in order,
-k streams serve them, and the results come back in the tasks' order; a task out of device
-memory is run again alone."""
+streams and events. With max_concurrent k (or msm_width k), at most k tasks run at once, they
+start in order, k streams serve them, and the results come back in the tasks' order; a task out
+of device memory is run again alone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from cuzk.backends import cuda
+from cuzk.backends.base import DeviceBackend
+from cuzk.backends.cuda import CudaBackend, Tuning
 
 
 class _Stream:
@@ -100,13 +101,13 @@ class _FakeCupy:
     def get_default_memory_pool(cls) -> Any:
         return cls._Pool()
 
+    class ndarray:  # noqa: N801
+        pass
 
-def _backend(monkeypatch: pytest.MonkeyPatch, width: int) -> cuda.CudaBackend:
-    monkeypatch.setattr(cuda, "cp", _FakeCupy)
-    be = cuda.CudaBackend.__new__(cuda.CudaBackend)  # no device: only the scheduler's state
-    be.concurrent, be.max_concurrent, be.oom_reruns = True, width, 0
-    be._lock, be._pool, be._streams = threading.Lock(), None, []
-    return be
+
+def _backend(width: int, **tuning: Any) -> CudaBackend:
+    return CudaBackend(tuning=Tuning(max_concurrent=width, **tuning), cupy=_FakeCupy,
+                       kernels=lambda *_a: {})  # fmt: skip
 
 
 class _Probe:
@@ -147,7 +148,7 @@ class _Probe:
 @pytest.mark.parametrize("width", (0, 1, 2, 3))
 def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatch,
                                                   width: int) -> None:
-    be = _backend(monkeypatch, width)
+    be = _backend(width)
     probe = _Probe()
     want = 5 if width == 0 else width
     first = threading.Barrier(want)  # the first `want` tasks must run at once
@@ -156,10 +157,12 @@ def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatc
     assert probe.most == want
     if want < 5:  # a task starts when an earlier one has ended: in order
         assert probe.started[want:] == list(range(want, 5))
-    streams = {id(_CALLER)} if want == 1 else {id(s) for s in be._streams[:want]}
-    assert probe.streams == streams and len(be._streams) == (0 if want == 1 else want)
-    if want > 1:
-        be._pool.shutdown()
+    if want == 1:
+        assert probe.streams == {id(_CALLER)}
+    else:
+        assert len(probe.streams) == want and id(_CALLER) not in probe.streams
+    assert be.concurrent_streams() == (0 if want == 1 else want)
+    be.close()
 
 
 @pytest.mark.parametrize("error", (lambda: _OutOfMemory("out of memory"),
@@ -168,7 +171,7 @@ def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatc
 def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, error: Any) -> None:
     """The pool's failed allocation, or the driver's or runtime's out-of-memory status (a
     launch without room for its local memory on a full card)."""
-    be = _backend(monkeypatch, 2)
+    be = _backend(2)
     assert be.is_out_of_memory(error())
     probe = _Probe()
     pair = threading.Barrier(2)
@@ -176,7 +179,7 @@ def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, erro
                                probe.task(2)])
     assert out == [0, 1, 4] and be.oom_reruns == 1
     assert probe.started.count(1) == 2 and probe.most == 2
-    be._pool.shutdown()
+    be.close()
 
 
 @pytest.mark.parametrize("error", (lambda: _DriverError(700), lambda: _RuntimeError(700),
@@ -184,13 +187,13 @@ def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, erro
 def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPatch,
                                                    error: Any) -> None:
     """Any other status (700: an illegal address) fails the region: no rerun."""
-    be = _backend(monkeypatch, 2)
+    be = _backend(2)
     assert not be.is_out_of_memory(error())
     probe = _Probe()
     with pytest.raises(type(error())):
         be.run_concurrently([probe.task(0), probe.task(1, fail=1, error=error)])
     assert be.oom_reruns == 0
-    be._pool.shutdown()
+    be.close()
 
 
 @pytest.mark.parametrize(("error", "lost", "oom"), (
@@ -204,6 +207,26 @@ def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPat
 ))
 def test_device_lost_names_the_errors_that_leave_the_device_unusable(
         monkeypatch: pytest.MonkeyPatch, error: Any, lost: bool, oom: bool) -> None:
-    be = _backend(monkeypatch, 1)
+    be = _backend(1)
     assert be.is_device_lost(error()) is lost
     assert be.is_out_of_memory(error()) is oom
+
+
+def test_msm_width_limits_the_tasks_at_once() -> None:
+    """msm_width(k) within its block: at most k at once (1: in turn on the caller's stream,
+    and `concurrent` says so), 0: as configured; the configured limit comes back after."""
+    be = _backend(0)
+    assert isinstance(be, DeviceBackend) and be.concurrent
+    for width, want in ((1, 1), (2, 2), (0, 4)):
+        probe = _Probe()
+        together = threading.Barrier(want) if want > 1 else None
+        with be.msm_width(width):
+            assert be.concurrent == (width != 1)
+            tasks = [probe.task(i, together if i < want else None) for i in range(4)]
+            assert be.run_concurrently(tasks) == [i * i for i in range(4)]
+        assert probe.most == want and be.concurrent
+    be.close()
+    off = _backend(0, concurrent=False)
+    probe = _Probe()
+    assert off.run_concurrently([probe.task(i) for i in range(3)]) == [0, 1, 4]
+    assert probe.most == 1 and not off.concurrent

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from cuzk.backends.base import Kept
 from cuzk.backends.reference import ReferenceBackend
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints, fr_to_ints, g1_from_ints, g2_from_ints
@@ -153,7 +154,7 @@ def test_msm_with_many_bases_at_infinity(gpu, rng, curve, group):
     msm = gpu.g1_msm if group == 1 else gpu.g2_msm
     total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
     want = _gen_points(gpu, c, group, [total])[0]
-    assert gpu._infinity_mask(pts, cp.asarray(pts).reshape(n, -1)) is not None
+    assert gpu.msm_infinity_share(pts) >= gpu.tuning.msm_mask_min  # its MSMs leave them out
     assert np.array_equal(msm(c, pts, fr_from_ints(c, s)), want)
     got_dev = msm(c, cp.asarray(pts), cp.asarray(fr_from_ints(c, s)))
     assert np.array_equal(cp.asnumpy(got_dev), want)
@@ -200,17 +201,18 @@ def test_msm_over_bases_kept_on_the_host(gpu, rng, curve, dead):
         assert gpu.keep_on_host(pts) == (pts.nbytes if dead == "two" else live * pts[0].nbytes)
         msm = gpu.g1_msm if group == 1 else gpu.g2_msm
         ref = cpu.g1_msm if group == 1 else cpu.g2_msm
+        old = gpu.tuning
         try:
             for rows in (n // 3 + 1, 256, n):
-                gpu.msm_stream_rows = rows
+                gpu.retune(msm_stream_rows=rows)
                 ints = _edge_scalars(rng, c.r, n)
                 ints[rows : 2 * rows] = [0] * len(ints[rows : 2 * rows])
                 s = fr_from_ints(c, ints)
                 assert np.array_equal(msm(c, pts, s), ref(c, pts, s)), (group, rows)
-            assert id(pts) not in gpu._resident
+            assert gpu.kept_as(pts) is Kept.HOST
         finally:
-            gpu.msm_stream_rows = cuda._STREAM_ROWS
-            gpu._on_host.clear()
+            gpu.retune(msm_stream_rows=old.msm_stream_rows)
+            gpu.release([pts])
 
 
 # Spins for `cycles` clocks, then fills p: work still queued on a stream when a block it uses
@@ -228,7 +230,7 @@ extern "C" __global__ void spin_fill(unsigned long long* p, unsigned long long n
 
 
 class _SpinningEmpty:
-    """Stands in for the CUDA backend's `cp`: an array of `shape` (a streamed MSM's chunk
+    """Stands in for CuPy in a CUDA backend of its own: an array of `shape` (a streamed MSM's chunk
     buffer) comes with a slow kernel queued on the current stream that fills it at its end,
     as work queued before the MSM still writing a block the pool has handed out again."""
 
@@ -250,7 +252,7 @@ class _SpinningEmpty:
 
 
 @pytest.mark.parametrize("curve", CURVES)
-def test_streamed_msm_waits_for_work_queued_before_it(gpu, rng, curve, monkeypatch):
+def test_streamed_msm_waits_for_work_queued_before_it(rng, curve):
     """Work queued on the MSM's stream before it (here a slow kernel that fills the chunk
     buffers at its end) must be done before a chunk's copy, which runs on the copy stream,
     writes them: else the kernel overwrites the uploaded points and the sum comes out
@@ -260,39 +262,26 @@ def test_streamed_msm_waits_for_work_queued_before_it(gpu, rng, curve, monkeypat
         pytest.skip("CPU backend not built")
     c = get_curve(curve)
     n, rows = 3000 + rng.randrange(100), 256
-    pts = _gen_points(gpu, c, 1, [rng.randrange(1, c.r) for _ in range(n)])
+    pts = _gen_points(cuda.CudaBackend(), c, 1, [rng.randrange(1, c.r) for _ in range(n)])
     s = fr_from_ints(c, _edge_scalars(rng, c.r, n))
     want = cpu.g1_msm(c, pts, s)
-    gpu.keep_on_host(pts)
-    gpu.msm_stream_rows = rows
     fake = _SpinningEmpty((rows, int(pts[0].size)))  # the chunk buffers: rows × words
-    monkeypatch.setattr(cuda, "cp", fake)
-    try:
-        for _ in range(2):
-            assert np.array_equal(gpu.g1_msm(c, pts, s), want)
-        assert fake.filled == 4  # both buffers, both calls
-    finally:
-        gpu.msm_stream_rows = cuda._STREAM_ROWS
-        gpu._on_host.clear()
+    gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(msm_stream_rows=rows), cupy=fake)
+    gpu.keep_on_host(pts)
+    for _ in range(2):
+        assert np.array_equal(gpu.g1_msm(c, pts, s), want)
+    assert fake.filled == 4  # both buffers, both calls
 
 
-def _select(gpu, variant: str) -> None:
-    """An NTT implementation (cuda_fr.NTT_IMPLS), "/r4": tiled with ntt_tile_radix 4, "/r0": by
-    size (the default)."""
-    impl, _, radix = variant.partition("/r")
-    gpu.ntt_impl, gpu.ntt_tile_radix = impl, int(radix or 2)
+NTT_RADICES = (2, 4, 0)  # Tuning.ntt_tile_radix: stages one at a time, in pairs, by size
 
 
-NTT_VARIANTS = ("tiled", "tiled/r4", "tiled/r0", "radix4")
-
-
-@pytest.fixture(params=NTT_VARIANTS)
+@pytest.fixture(params=NTT_RADICES, ids=("r2", "r4", "r0"))
 def ntt_gpu(gpu, request):
-    """The backend with one NTT variant selected."""
-    old = gpu.ntt_impl, gpu.ntt_tile_radix
-    _select(gpu, request.param)
+    """The backend with one tile radix selected."""
+    old = gpu.retune(ntt_tile_radix=request.param)
     yield gpu
-    gpu.ntt_impl, gpu.ntt_tile_radix = old
+    gpu.retune(ntt_tile_radix=old.ntt_tile_radix)
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -335,18 +324,9 @@ def test_ntt_large_roundtrip_and_points(ntt_gpu, rng, curve):
         assert np.array_equal(gpu.fr_ntt(c, a, w, shift=s), cpu.fr_ntt(c, a, w, shift=s))
 
 
-@pytest.fixture(params=(True, False), ids=("fold_c", "coset_c"))
-def fold_gpu(gpu, request):
-    """The backend with bellman h's c transform folded away (default) or not (h_fold_c)."""
-    old = gpu.h_fold_c
-    gpu.h_fold_c = request.param
-    yield gpu
-    gpu.h_fold_c = old
-
-
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_groth16_h_matches_reference(ntt_gpu, fold_gpu, rng, curve, coefficients):
+def test_groth16_h_matches_reference(ntt_gpu, rng, curve, coefficients):
     gpu = ntt_gpu
     c = get_curve(curve)
     for n in (1, 2, 32, 64, 4096):
@@ -367,57 +347,65 @@ def _random_limbs(n: int, seed: int) -> cp.ndarray:
     return cp.asarray(gen.integers(0, top, size=(n, 4), dtype=np.uint64, endpoint=True))
 
 
-def _both_impls(gpu, method, *args, **kw):
-    """(tiled, radix4) outputs; asserts the tiled radix 2, radix 4 and by-size outputs agree."""
+def _all_radices(gpu, method, *args, **kw):
+    """The output of radix 2, asserting radix 4 and by-size tiles give the same."""
     out = {}
-    old = gpu.ntt_impl, gpu.ntt_tile_radix
-    for variant in NTT_VARIANTS:
-        _select(gpu, variant)
-        out[variant] = cp.asnumpy(method(*args, **kw))
-    gpu.ntt_impl, gpu.ntt_tile_radix = old
-    assert np.array_equal(out["tiled"], out["tiled/r4"])
-    assert np.array_equal(out["tiled"], out["tiled/r0"])
-    return out["tiled"], out["radix4"]
+    old = gpu.tuning.ntt_tile_radix
+    for radix in NTT_RADICES:
+        gpu.retune(ntt_tile_radix=radix)
+        out[radix] = cp.asnumpy(method(*args, **kw))
+    gpu.retune(ntt_tile_radix=old)
+    assert np.array_equal(out[2], out[4]) and np.array_equal(out[2], out[0])
+    return out[2]
 
 
 @pytest.mark.parametrize("curve", CURVES)
-def test_ntt_tiled_matches_radix4_all_sizes(gpu, rng, curve):
-    """The tiled NTT against the first kernels, bit for bit, at every size 2^0..2^24 (1, 2
-    and 3 passes; unreduced inputs), and the round trip against the reduced input (fr_mul by
-    1). CUZK_NTT_TEST_MAX_LOG moves the bound (27 for the full check)."""
+def test_ntt_radices_agree_all_sizes(gpu, rng, curve):
+    """The tile radices against each other and the CPU backend (where built), bit for bit, at
+    every size 2^0..2^24 (1, 2 and 3 passes; unreduced inputs), and the round trip against the
+    reduced input (fr_mul by 1). CUZK_NTT_TEST_MAX_LOG moves the bound (27 for the full
+    check)."""
     c = get_curve(curve)
+    cpu = _cpu()
     top = int(os.environ.get("CUZK_NTT_TEST_MAX_LOG", "24"))
     for logn in range(0, top + 1):
         n = 1 << logn
         a = _random_limbs(n, rng.randrange(2**32))
         w = c.root_of_unity(n, rng.choice(("snarkjs", "bellman")))
         s = rng.randrange(1, c.r)
-        fwd, fwd_old = _both_impls(gpu, gpu.fr_ntt, c, a, w, shift=s)
-        assert np.array_equal(fwd, fwd_old), logn
-        inv, inv_old = _both_impls(gpu, gpu.fr_ntt, c, a, w, inverse=True, shift=s)
-        assert np.array_equal(inv, inv_old), logn
-        del inv, inv_old, fwd_old
-        back = gpu.fr_ntt(c, cp.asarray(fwd), w, inverse=True, shift=s)
         ones = cp.zeros((n, 4), dtype=cp.uint64)
         ones[:, 0] = 1
-        assert cp.array_equal(back, gpu.fr_mul(c, a, ones)), logn
-        del a, back, ones, fwd
+        red = gpu.fr_mul(c, a, ones)  # a reduced mod r
+        fwd = _all_radices(gpu, gpu.fr_ntt, c, a, w, shift=s)
+        inv = _all_radices(gpu, gpu.fr_ntt, c, a, w, inverse=True, shift=s)
+        if cpu is not None:
+            host = cp.asnumpy(red)
+            assert np.array_equal(fwd, cpu.fr_ntt(c, host, w, shift=s)), logn
+            assert np.array_equal(inv, cpu.fr_ntt(c, host, w, inverse=True, shift=s)), logn
+        del inv
+        back = gpu.fr_ntt(c, cp.asarray(fwd), w, inverse=True, shift=s)
+        assert cp.array_equal(back, red), logn
+        del a, back, ones, fwd, red
 
 
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("coefficients", (False, True))
-def test_groth16_h_tiled_matches_radix4(fold_gpu, rng, curve, coefficients):
-    """The tiled h (c folded or not) against the first kernels' (c through its coset)."""
-    gpu = fold_gpu
+def test_groth16_h_radices_agree(gpu, rng, curve, coefficients):
+    """h with every tile radix, against the CPU backend's where built."""
     c = get_curve(curve)
+    cpu = _cpu()
     for logn in (11, 12, 16, 19, 20, 22):
         n = 1 << logn
         a, b, cc = (_random_limbs(n, rng.randrange(2**32)) for _ in range(3))
         w = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
         shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
         keep = cp.asnumpy(a)
-        got, want = _both_impls(gpu, gpu.groth16_h, c, a, b, cc, w, shift, coefficients)
-        assert np.array_equal(got, want), logn
+        got = _all_radices(gpu, gpu.groth16_h, c, a, b, cc, w, shift, coefficients)
+        if cpu is not None:
+            ones = cp.zeros((n, 4), dtype=cp.uint64)
+            ones[:, 0] = 1
+            host = [cp.asnumpy(gpu.fr_mul(c, x, ones)) for x in (a, b, cc)]  # reduced mod r
+            assert np.array_equal(got, cpu.groth16_h(c, *host, w, shift, coefficients)), logn
         assert np.array_equal(cp.asnumpy(a), keep)  # inputs are only read
 
 

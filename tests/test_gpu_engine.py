@@ -163,7 +163,7 @@ def test_engine_on_a_device_with_no_room_for_the_key(curve: str, monkeypatch: py
         st = _key_status(eng)
         # each query pinned whole, or A's and B's live bases only (keep_on_host)
         assert all(be.kept_as(getattr(pk, q)) is Kept.HOST for q in QUERIES)
-        pinned = sum(_live_bytes(getattr(pk, q), be.msm_mask_min) for q in QUERIES)
+        pinned = sum(_live_bytes(getattr(pk, q), be.tuning.msm_mask_min) for q in QUERIES)
         assert st.streamed_bytes == pinned < sum(getattr(pk, q).nbytes for q in QUERIES)
         assert st.uploads_in_turn  # no room for two partitions' inputs
         assert not eng.evaluates_on_device(pk)

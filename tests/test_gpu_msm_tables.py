@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import random
+import weakref
 
 import numpy as np
 import pytest
@@ -60,7 +61,7 @@ def test_table_msm_small_matches_reference(gpu, rng, curve, group, window, strid
         gpu, c, group, rng.randrange(20, 40) if group == 1 else rng.randrange(6, 14), rng
     )
     n = len(pts)
-    assert gpu.precompute_msm(c, pts, group, window=window, stride=stride) > 0
+    assert gpu.precompute_msm(c, pts, group=group, window=window, stride=stride) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
     for kind in ("edge", "bits"):
         s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
@@ -79,10 +80,10 @@ def test_table_msm_large_by_discrete_log(gpu, rng, curve, kind):
     s = _scalars(rng, c.r, n, kind)
     sd = cp.asarray(fr_from_ints(c, s))
     plain = cp.asnumpy(gpu.g1_msm(c, pts, sd))
-    assert gpu.precompute_msm(c, pts, 1) > 0
+    assert gpu.precompute_msm(c, pts, group=1) > 0
     tabled = cp.asnumpy(gpu.g1_msm(c, pts, sd))
     gpu.drop_msm_tables()
-    assert gpu.precompute_msm(c, pts, 1, stride=5) > 0
+    assert gpu.precompute_msm(c, pts, group=1, stride=5) > 0
     strided = cp.asnumpy(gpu.g1_msm(c, pts, sd))
     total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
     want = _points(gpu, c, 1, [total])[0]
@@ -94,12 +95,12 @@ def test_table_msm_large_by_discrete_log(gpu, rng, curve, kind):
 def test_table_lives_with_its_array(gpu, rng):
     c = get_curve("bn254")
     pts = _points(gpu, c, 1, [rng.randrange(1, c.r) for _ in range(300)])
-    assert gpu.precompute_msm(c, pts, 1, window=9) > 0
-    assert len(gpu._tables) >= 1
-    before = len(gpu._tables)
+    assert gpu.precompute_msm(c, pts, group=1, window=9) > 0
+    tab = weakref.ref(gpu.msm_table(pts))
+    assert tab() is not None and tab().c == 9
     del pts
     gc.collect()
-    assert len(gpu._tables) == before - 1
+    assert tab() is None
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -110,17 +111,18 @@ def test_bucket_sum_kernels_agree(gpu, rng, curve):
     pts = cp.asarray(_points(gpu, c, 1, ks))
     s = _scalars(rng, c.r, n, "edge")
     sd = cp.asarray(fr_from_ints(c, s))
-    old = gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_flat
+    old = gpu.tuning
     got = []
     try:
-        gpu.msm_affine_min = 0  # the rounds at any size where the buckets are skewed
-        for kind, rounds, flat in (("inl", 0, False), ("outline", 0, False), ("inl", 1, False),
-                                   ("inl", 3, False), ("inl", 20, False), ("inl", 0, True),
-                                   ("outline", 0, True), ("inl", 1, True)):  # fmt: skip
-            gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_flat = kind, rounds, flat
+        for rounds, flat, runs in ((0, False, 0), (0, False, 256), (1, False, 0), (3, False, 0),
+                                   (20, False, 0), (0, True, 0), (1, True, 0)):  # fmt: skip
+            # affine_min 0: the rounds at any size where the buckets are skewed
+            gpu.retune(msm_affine_min=0, msm_affine_rounds=rounds, msm_flat=flat,
+                       msm_task_chunk=runs)  # fmt: skip
             got.append(cp.asnumpy(gpu.g1_msm(c, pts, sd)))
     finally:
-        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_flat = old
+        gpu.retune(**{f: getattr(old, f) for f in ("msm_affine_min", "msm_affine_rounds",
+                                                   "msm_flat", "msm_task_chunk")})  # fmt: skip
     a = got[0]
     assert all(np.array_equal(a, g) for g in got[1:])
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
@@ -139,16 +141,15 @@ def test_affine_rounds_match_reference(gpu, rng, curve, group, tables):
     )
     n = len(pts)
     if tables:
-        assert gpu.precompute_msm(c, pts, group, window=8) > 0
+        assert gpu.precompute_msm(c, pts, group=group, window=8) > 0
     msm = (gpu.g1_msm, REF.g1_msm) if group == 1 else (gpu.g2_msm, REF.g2_msm)
-    old = gpu.msm_affine_rounds, gpu.msm_affine_min
+    old = gpu.retune(msm_affine_rounds=4, msm_affine_min=0)
     try:
-        gpu.msm_affine_rounds, gpu.msm_affine_min = 4, 0
         for kind in ("edge", "bits"):
             s = fr_from_ints(c, _scalars(rng, c.r, n, kind))
             assert np.array_equal(msm[0](c, pts, s), msm[1](c, pts, s))
     finally:
-        gpu.msm_affine_rounds, gpu.msm_affine_min = old
+        gpu.retune(msm_affine_rounds=old.msm_affine_rounds, msm_affine_min=old.msm_affine_min)
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -163,19 +164,21 @@ def test_affine_rounds_large_by_discrete_log(gpu, rng, curve):
     sd = cp.asarray(fr_from_ints(c, s))
     total = sum(a * b for a, b in zip(s, ks, strict=True)) % c.r
     want = _points(gpu, c, 1, [total])[0]
-    old = gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_profile
+    old, old_profile = gpu.tuning, gpu.msm_profile
     try:
-        gpu.msm_affine_min, gpu.msm_profile = 0, []
+        gpu.retune(msm_affine_min=0)
+        gpu.msm_profile = []
         for rounds in (2, 5):
-            gpu.msm_affine_rounds = rounds
+            gpu.retune(msm_affine_rounds=rounds)
             assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
-            assert gpu.precompute_msm(c, pts, 1) > 0
+            assert gpu.precompute_msm(c, pts, group=1) > 0
             assert np.array_equal(cp.asnumpy(gpu.g1_msm(c, pts, sd)), want)
             gpu.drop_msm_tables()
         # the rounds really ran (the ones bucket of the mostly-binary scalars is skewed)
         assert all("affine" in p for p in gpu.msm_profile)
     finally:
-        gpu.msm_affine_rounds, gpu.msm_affine_min, gpu.msm_profile = old
+        gpu.retune(msm_affine_rounds=old.msm_affine_rounds, msm_affine_min=old.msm_affine_min)
+        gpu.msm_profile = old_profile
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -192,16 +195,16 @@ def test_bucket_reduction_segment_sizes(gpu, rng, curve, group):
     total = sum(x * k for x, k in zip(s, ks, strict=True)) % c.r
     want = _points(gpu, c, group, [total])[0]
     msm = gpu.g1_msm if group == 1 else gpu.g2_msm
-    old = gpu.msm_seg
+    old = gpu.tuning.msm_seg
     try:
         for tables in (False, True):
             if tables:
-                assert gpu.precompute_msm(c, pts, group, window=13)
+                assert gpu.precompute_msm(c, pts, group=group, window=13)
             for seg in (16, 1, 3, 64):
-                gpu.msm_seg = seg
+                gpu.retune(msm_seg=seg)
                 assert np.array_equal(msm(c, pts, sd), want), (tables, seg)
     finally:
-        gpu.msm_seg = old
+        gpu.retune(msm_seg=old)
         gpu.drop_msm_tables()
 
 
@@ -221,7 +224,7 @@ def test_msm_tasks_share_one_sort(gpu, rng, curve, tables):
         k[5] = 0
     if tables:
         for pts in sets:
-            assert gpu.precompute_msm(c, pts, 1) > 0
+            assert gpu.precompute_msm(c, pts, group=1) > 0
     old = gpu.msm_profile
     try:
         gpu.msm_profile = []

@@ -1,7 +1,7 @@
-"""CPU checks of the CUDA backend's tiled NTT (ntt_impl = "tiled").
+"""CPU checks of the CUDA backend's tiled NTT.
 
-The host code of cuzk/backends/cuda_fr.py runs unchanged (fr_ntt, groth16_h, plan_passes,
-_scaling, _stage_tw) against a stand-in for CuPy whose kernels are either
+The host code of cuzk/backends/cuda/ntt.py runs unchanged (Ntt.fr_ntt, Ntt.groth16_h,
+plan_passes, the scalings and twiddles) against a stand-in for CuPy whose kernels are either
 - Python transcriptions of ntt_tile and ntt_stage_twiddles (cuzk/native/cuda/fr_kernels.cuh):
   the same index formulas of blockIdx / threadIdx / loop variables, the same Montgomery
   products (a·b·R^-1) with Python ints, plus checks that every block owns its elements alone
@@ -20,18 +20,19 @@ import ctypes
 import random
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cuzk.backends import cuda_fr
+from cuzk.backends.cuda import Tuning, modules, ntt
+from cuzk.backends.cuda.device import Device
+from cuzk.backends.cuda.launch import NULL as CUDA_NULL
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints, fr_to_ints, ints_to_limbs
 from cuzk.reference import ntt as ref
 
 CURVES = ("bls12_381", "bn254")
-NULL = cuda_fr._NULL
+NULL = CUDA_NULL
 
 
 def _is_ptr(x) -> bool:
@@ -76,7 +77,7 @@ class _Kernel:
     # CuPy's RawKernel attribute (cudaFuncAttributeMaxDynamicSharedMemorySize)
     @property
     def max_dynamic_shared_size_bytes(self) -> int:
-        return self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
+        return self.dev.shared_optin.get(self.ptr, ntt.SHARED_DEFAULT)
 
     @max_dynamic_shared_size_bytes.setter
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
@@ -87,7 +88,7 @@ class _Kernel:
         # the fake launcher enforces the device's launch limits: a plan with a bad block size
         # or too much shared memory fails here as it would on the GPU
         assert 1 <= block[0] <= 1024
-        limit = self.dev.shared_optin.get(self.ptr, cuda_fr._SHARED_DEFAULT)
+        limit = self.dev.shared_optin.get(self.ptr, ntt.SHARED_DEFAULT)
         assert shared_mem <= limit, (shared_mem, limit)
         self.dev.launches.append((self.name, grid[0]))
         self.dev.blocks.append((self.name, block[0]))
@@ -275,7 +276,9 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
 
 
 class _Device:
-    """The bits of CuPy that cuda_fr uses, over numpy."""
+    """The bits of CuPy that ntt.py uses, over numpy."""
+
+    ndarray = np.ndarray
 
     def __init__(self) -> None:
         self.shared_optin: dict[int, int] = {}
@@ -283,69 +286,44 @@ class _Device:
         self.blocks: list = []  # (kernel, threads per block)
         self.uint64 = np.uint64
         self.empty = np.empty
+        self.asarray = np.asarray
 
 
-class _Consts:
-    def __init__(self, c) -> None:
-        self.c = c
-        self.R = pow(2, 256, c.r)
+class _Model(ntt.Ntt):
+    """The backend's NTT part over Python transcriptions of its kernels. Inputs: (n, 4)
+    arrays; fr_ntt and groth16_h return (n, 4) arrays."""
 
-    def mont(self, values):
-        return ints_to_limbs([(v % self.c.r) * self.R % self.c.r for v in values], 4)
-
-    def scalar(self, v):
-        return self.mont([v])
-
-    def tables(self, g, logn):  # as _FrConsts.tables in cuda.py
-        r = self.c.r
-        lb = (logn + 1) // 2
-        lo = [pow(g, i, r) for i in range(1 << lb)]
-        step = pow(g, 1 << lb, r)
-        hi = [pow(step, i, r) for i in range(max(1, 1 << (logn - lb)))]
-        return self.mont(lo), self.mont(hi), lb
-
-
-class _Model(cuda_fr.FrKernels):
-    def __init__(
-        self, dev: _Device, tile_log: int, cols_log: int, threads: int, radix: int = 2
-    ) -> None:
+    def __init__(self, dev: _Device, tile_log: int, cols_log: int, threads: int,
+                 radix: int = 2) -> None:  # fmt: skip
         self.dev = dev
-        self._twiddles = {}
-        self._consts = {}
-        self._mods = {}
-        self.ntt_impl = "tiled"
-        self.ntt_tile_log, self.ntt_cols_log, self.ntt_threads = tile_log, cols_log, threads
-        self.ntt_tile_radix = radix
+        self._mods: dict = {}
+        tuning = Tuning(ntt_tile_log=tile_log, ntt_cols_log=cols_log, ntt_threads=threads,
+                        ntt_tile_radix=radix)  # fmt: skip
+        super().__init__(Device(dev, self.kernels, tuning))
 
-    def module(self, curve, kind, group=1):
+    def retune(self, **changes) -> None:
+        import dataclasses
+
+        self.device.tuning = dataclasses.replace(self.device.tuning, **changes)
+
+    def kernels(self, curve, kind, group=1):
         c = get_curve(curve)
         assert kind == "fr"
         if c.name not in self._mods:
             fld = _Field(c.r)
             self._mods[c.name] = {
                 f"ntt_tile_r{r}": _Kernel(f"ntt_tile_r{r}", ntt_tile, fld, self.dev, radix=r)
-                for r in cuda_fr.NTT_TILE_RADICES
+                for r in modules.NTT_TILE_RADICES
             }
             self._mods[c.name]["ntt_stage_twiddles"] = _Kernel(
                 "ntt_stage_twiddles", ntt_stage_twiddles, fld, self.dev
             )
         return self._mods[c.name]
 
-    def to_device(self, arr, keep=False, dtype=np.uint64):
-        return np.ascontiguousarray(arr, dtype=dtype)
-
-    @staticmethod
-    def _out(like, dev):
-        return dev
-
-    def _fr(self, c):
-        return self._consts.setdefault(c.name, _Consts(c))
-
 
 @pytest.fixture
-def model(monkeypatch):
+def model():
     dev = _Device()
-    monkeypatch.setattr(cuda_fr, "cp", dev)
 
     def make(tile_log: int, cols_log: int, threads: int = 4, radix: int = 2) -> _Model:
         return _Model(dev, tile_log, cols_log, threads, radix)
@@ -369,7 +347,7 @@ def _rand(rng: random.Random, r: int, n: int) -> list[int]:
             for _ in range(n)]  # fmt: skip
 
 
-@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+@pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_tiled_fr_ntt_model(model, rng, curve, shape, radix):
@@ -388,7 +366,7 @@ def test_tiled_fr_ntt_model(model, rng, curve, shape, radix):
         assert fr_to_ints(a) == vals  # the input array is only read
 
 
-@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+@pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve, radix):
     """Inputs >= r (any 256-bit limbs) are reduced in the first pass, as the old path did."""
@@ -403,20 +381,18 @@ def test_tiled_fr_ntt_model_unreduced_input(model, rng, curve, radix):
     for inverse in (False, True):
         got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=c.fr_generator))
         assert got == ref.ntt(c, red, w, inverse=inverse, shift=c.fr_generator)
-    h = m.groth16_h(c, a, a, a, w, c.fr_generator, True)
+    h = m.groth16_h(c, [a, a, a], w, c.fr_generator, True)
     assert fr_to_ints(h) == ref.groth16_h(c, red, red, red, w, c.fr_generator, True)
 
 
-@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+@pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", H_SHAPES)
 @pytest.mark.parametrize("coefficients", (False, True))
-@pytest.mark.parametrize("fold", (True, False))
-def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix, fold):
-    """fold (h_fold_c): bellman h as coset-iNTT(a·b) − iNTT(c), or through c's coset."""
+def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix):
+    """snarkjs h on the coset; bellman h as coset-iNTT(a·b) − iNTT(c)."""
     c = get_curve(curve)
     m = model(*shape, radix=radix)
-    m.h_fold_c = fold
     for logn in H_SIZES:
         n = 1 << logn
         conv = "bellman" if coefficients else "snarkjs"
@@ -424,17 +400,17 @@ def test_tiled_groth16_h_model(model, rng, curve, shape, coefficients, radix, fo
         shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
         vs = [_rand(rng, c.r, n) for _ in range(3)]
         arrs = [fr_from_ints(c, v) for v in vs]
-        got = fr_to_ints(m.groth16_h(c, *arrs, w, shift, coefficients))
+        got = fr_to_ints(m.groth16_h(c, list(arrs), w, shift, coefficients))
         assert got == ref.groth16_h(c, *vs, w, shift, coefficients), logn
         assert [fr_to_ints(x) for x in arrs] == vs
 
 
-@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+@pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 def test_tiled_launch_counts(model, radix):
     """Passes per transform: fr_ntt one ntt_tile launch per pass (the instantiation of
     ntt_tile_radix); groth16_h in bellman mode: a and b to the coset (2·passes − 1 launches
-    each), c's and the quotient's iNTT (passes each), or with h_fold_c off c to the coset too;
-    the 2^11-element tiles get the shared-memory opt-in."""
+    each), c's and the quotient's iNTT (passes each); the 2^11-element tiles get the
+    shared-memory opt-in."""
     c = get_curve("bn254")
     m = model(3, 1, 4, radix=radix)
     name = f"ntt_tile_r{radix}"
@@ -445,24 +421,18 @@ def test_tiled_launch_counts(model, radix):
     m.fr_ntt(c, a, w)
     dev.launches.clear()
     m.fr_ntt(c, a, w)
-    plan = cuda_fr.plan_passes(7, 3, 1, True)
+    plan = ntt.plan_passes(7, 3, 1, True)
     assert [x[0] for x in dev.launches] == [name] * len(plan) and len(plan) == 4
     dev.launches.clear()
-    m.groth16_h(c, a, a, a, w, c.fr_generator, True)
+    m.groth16_h(c, [a, a, a], w, c.fr_generator, True)
     tiles = [x for x in dev.launches if x[0] == name]
-    plain, gathered = (len(cuda_fr.plan_passes(7, 3, 1, g)) for g in (False, True))
+    plain, gathered = (len(ntt.plan_passes(7, 3, 1, g)) for g in (False, True))
     assert len(tiles) == 2 * (2 * plain - 1) + 2 * gathered and plain == 3
-    dev.launches.clear()
-    m.h_fold_c = False
-    m.groth16_h(c, a, a, a, w, c.fr_generator, True)
-    tiles = [x for x in dev.launches if x[0] == name]
-    assert len(tiles) == 3 * (2 * plain - 1) + gathered
     big = model(11, 3, 256, radix=radix)
     big.fr_ntt(c, fr_from_ints(c, [1] * 2048), c.root_of_unity(2048))
     assert max(dev.shared_optin.values()) == 32 << 11
-    m.ntt_tile_radix = 8
     with pytest.raises(ValueError, match="ntt_tile_radix"):
-        m.fr_ntt(c, a, w)
+        m.retune(ntt_tile_radix=8)
 
 
 @pytest.mark.parametrize("tile_log,cols_log", [(1, 0), (2, 1), (3, 1), (5, 3), (10, 3), (11, 3),
@@ -473,7 +443,7 @@ def test_plan_passes_cover_all_stages(tile_log, cols_log, gather):
     the row, column and block-id bit regions partition the index bits (so the kernel's
     index formula is a bijection from (block, slot) onto [0, n))."""
     for logn in range(0, 29):
-        plan = cuda_fr.plan_passes(logn, tile_log, cols_log, gather)
+        plan = ntt.plan_passes(logn, tile_log, cols_log, gather)
         assert sum(p["s"] for p in plan) == logn
         b = 0
         for k, p in enumerate(plan):
@@ -494,7 +464,7 @@ def test_plan_passes_h200_default():
     (the goal: ~9 stages per pass), one pass up to a tile."""
     for gather in (False, True):
         for logn in range(0, 28):
-            plan = cuda_fr.plan_passes(logn, cuda_fr.TILE_LOG, cuda_fr.COLS_LOG, gather)
+            plan = ntt.plan_passes(logn, Tuning().ntt_tile_log, Tuning().ntt_cols_log, gather)
             want = 1 if logn <= 11 else 2 if logn <= 18 else 3
             if not gather:
                 want = 1 if logn <= 11 else 2 if logn <= 20 else 3
@@ -503,7 +473,7 @@ def test_plan_passes_h200_default():
 
 # ---- the real kernels, compiled for the host ---------------------------------------------------
 
-_ROOT = Path(cuda_fr.__file__).resolve().parents[1] / "native"
+_ROOT = modules.NATIVE
 _HARNESS = r"""
 #include <cstdint>
 #include <cstring>
@@ -611,12 +581,12 @@ def _host_sizes(shape) -> range:
 class _HostModel(_Model):
     lib = None
 
-    def module(self, curve, kind, group=1):
+    def kernels(self, curve, kind, group=1):
         c = get_curve(curve)
         if c.name not in self._mods:
             self._mods[c.name] = {
                 f"ntt_tile_r{r}": _HostKernel(getattr(self.lib, f"tile_r{r}_{c.name}"), False)
-                for r in cuda_fr.NTT_TILE_RADICES
+                for r in modules.NTT_TILE_RADICES
             }
             self._mods[c.name]["ntt_stage_twiddles"] = _HostKernel(
                 getattr(self.lib, f"stw_{c.name}"), True
@@ -624,12 +594,11 @@ class _HostModel(_Model):
         return self._mods[c.name]
 
 
-@pytest.mark.parametrize("radix", cuda_fr.NTT_TILE_RADICES)
+@pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", HOST_SHAPES)
 def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape, radix):
-    monkeypatch.setattr(cuda_fr, "cp", _Device())
-    m = _HostModel(cuda_fr.cp, *shape, radix=radix)
+    m = _HostModel(_Device(), *shape, radix=radix)
     m.lib = host_kernels
     c = get_curve(curve)
     for logn in _host_sizes(shape):
@@ -644,13 +613,12 @@ def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, 
                 got = fr_to_ints(m.fr_ntt(c, a, w, inverse=inverse, shift=shift))
                 assert got == ref.ntt(c, vals, w, inverse=inverse, shift=shift), (logn, inverse)
         if logn <= 10:
-            for coefficients, fold in ((False, True), (True, True), (True, False)):
-                m.h_fold_c = fold
+            for coefficients in (False, True):
                 w2 = c.root_of_unity(n, "bellman" if coefficients else "snarkjs")
                 shift = c.fr_generator if coefficients else c.root_of_unity(2 * n, "snarkjs")
                 vs = [_rand(rng, c.r, n) for _ in range(3)]
                 arrs = [fr_from_ints(c, v) for v in vs]
-                got = fr_to_ints(m.groth16_h(c, *arrs, w2, shift, coefficients))
+                got = fr_to_ints(m.groth16_h(c, list(arrs), w2, shift, coefficients))
                 assert got == ref.groth16_h(c, *vs, w2, shift, coefficients), logn
     host_kernels.dropped_carries.restype = ctypes.c_ulonglong
     assert host_kernels.dropped_carries() == 0
@@ -663,7 +631,7 @@ def _pass_kinds(shapes, sizes, gathers=(False, True)) -> set:
     for t, co, _ in shapes:
         for logn in sizes(t, co):
             for g in gathers:
-                plan = cuda_fr.plan_passes(logn, t, co, g)
+                plan = ntt.plan_passes(logn, t, co, g)
                 for k, p in enumerate(plan):
                     if p["s"] >= 2:
                         where = "one" if len(plan) == 1 else "first" if k == 0 else "later"
@@ -692,8 +660,8 @@ def test_tile_radix_by_size(model, monkeypatch):
     tiles at R4_THREADS threads, other sizes and groth16_h radix 2 at ntt_threads; results
     equal the reference either way."""
     c = get_curve("bls12_381")
-    monkeypatch.setattr(cuda_fr, "R4_SINGLE", range(7, 8))
-    monkeypatch.setattr(cuda_fr, "R4_THREADS", 2)
+    monkeypatch.setattr(ntt, "R4_SINGLE", range(7, 8))
+    monkeypatch.setattr(ntt, "R4_THREADS", 2)
     m = model(4, 1, 4, radix=0)
     dev = m.dev
     rng = random.Random(7)
@@ -709,6 +677,6 @@ def test_tile_radix_by_size(model, monkeypatch):
     n = 1 << 7
     vs = [_rand(rng, c.r, n) for _ in range(3)]
     w = c.root_of_unity(n)
-    got = fr_to_ints(m.groth16_h(c, *(fr_from_ints(c, v) for v in vs), w, c.fr_generator, True))
+    got = fr_to_ints(m.groth16_h(c, [fr_from_ints(c, v) for v in vs], w, c.fr_generator, True))
     assert got == ref.groth16_h(c, *vs, w, c.fr_generator, True)
     assert {b for b in dev.blocks if b[0].startswith("ntt_tile")} == {("ntt_tile_r2", 4)}

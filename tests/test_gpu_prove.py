@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from cuzk.backends.base import Kept
 from cuzk.circuits.synthetic import for_domain
 from cuzk.curves import get_curve
 from cuzk.groth16 import prover
@@ -43,8 +44,8 @@ def test_gpu_proof_is_byte_identical(curve: str, convention: str, concurrent: bo
     rng = random.Random(SEED ^ hash((curve, convention)))
     print(f"seed {SEED}")
     c = get_curve(curve)
-    gpu = cuda.CudaBackend()
-    gpu.concurrent = concurrent  # the partition's MSMs on streams of their own, or in turn
+    # the partition's MSMs on streams of their own, or in turn
+    gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(concurrent=concurrent))
     base = _baseline()
     circ = for_domain(c, 9)
     pk = setup(circ.r1cs, seed=f"gpu-{SEED}", convention=convention, backend=gpu)
@@ -119,19 +120,16 @@ def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
     tests/test_msm_kernels_host.py: this test passes without that wait too.)"""
     rng = random.Random(SEED ^ hash(curve))
     c = get_curve(curve)
-    gpu = cuda.CudaBackend()
+    gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(msm_stream_rows=5000))
     circ = for_domain(c, 16)
     pk = setup(circ.r1cs, seed=f"gpu-host-{SEED}", convention="bellman", backend=gpu)
     base = _baseline()
     for q in (pk.b_g1, pk.h_g1, pk.b_g2):
         gpu.keep_on_host(q)
     assert gpu.msm_infinity_share(pk.b_g1) > 0.1  # the copy of the live bases is taken
-    gpu.msm_stream_rows = 5000
-    try:
-        _prove_alike(pk, circ, gpu, base, rng, 3)
-        assert not any(id(q) in gpu._resident for q in (pk.b_g1, pk.h_g1, pk.b_g2))
-    finally:
-        gpu._on_host.clear()
+    _prove_alike(pk, circ, gpu, base, rng, 3)
+    assert all(gpu.kept_as(q) is Kept.HOST for q in (pk.b_g1, pk.h_g1, pk.b_g2))
+    assert gpu.streams_host_bases
 
 
 @pytest.mark.parametrize("curve", ("bls12_381", "bn254"))
@@ -150,23 +148,20 @@ def test_queries_kept_as_live_bases_prove_identically(curve: str, tables: bool) 
     queries = (pk.a_g1, pk.b_g1, pk.l_g1, pk.h_g1, pk.b_g2)
     for q in queries:
         gpu.keep_on_device(q)
-    assert {id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)} <= set(gpu._compact)
+    assert all(gpu.kept_as(q) is Kept.LIVE_BASES for q in (pk.a_g1, pk.b_g1, pk.b_g2))
     if tables:
         for q in queries[:4]:
-            assert gpu.precompute_msm(c, q, 1, window=10, reserve=0) > 0
-    try:
-        _prove_alike(pk, circ, gpu, base, rng, 2)
-        assert not ({id(pk.a_g1), id(pk.b_g1), id(pk.b_g2)} & set(gpu._resident))
-    finally:
-        gpu.drop_device_copies()
-        gpu.drop_msm_tables()
+            assert gpu.precompute_msm(c, q, 0, window=10) > 0
+    _prove_alike(pk, circ, gpu, base, rng, 2)
+    assert all(gpu.kept_as(q) is Kept.LIVE_BASES for q in (pk.a_g1, pk.b_g1, pk.b_g2))
+    gpu.release(queries)
+    assert not any(gpu.kept_as(q) for q in queries)
 
 
 def test_run_concurrently_orders_and_raises() -> None:
     """Tasks see the work queued on the caller's stream before the call; the caller's stream
     sees theirs after; a failing task's error reaches the caller once all tasks are done."""
-    gpu = cuda.CudaBackend()
-    gpu.concurrent = True
+    gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(concurrent=True))
     x = cp.zeros(1 << 24, dtype=cp.uint64)
     x += 7  # queued on the caller's stream
     outs = gpu.run_concurrently([lambda k=k: int((x + k).sum().get()) for k in range(4)])
@@ -186,8 +181,7 @@ def test_run_concurrently_reruns_a_task_out_of_memory() -> None:
     the one that runs out is run again alone, and both results come back."""
     import threading
 
-    gpu = cuda.CudaBackend()
-    gpu.concurrent = True
+    gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(concurrent=True))
     pool = cp.get_default_memory_pool()
     pool.free_all_blocks()
     big = int(cp.cuda.runtime.memGetInfo()[0] * 0.6) // 8

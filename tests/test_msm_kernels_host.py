@@ -3,9 +3,10 @@
 cuzk/native/cuda/kernels.cu (with xyzz.cuh, msm_affine.cuh and the field headers) is compiled by
 the host C++ compiler (tests/native/msm_kernels_host.cpp: CUDA's built-ins shimmed, every kernel
 of MSM_KERNELS wrapped as an extern "C" function that runs its grid one thread at a time), with
-every field product through the exact emulation of the device product. CudaBackend's own
-_msm, precompute_msm, _affine_rounds, _batch_inverse and bucket reductions then drive those
-kernels through a numpy stand-in for CuPy, and each MSM must equal the CPU backend's bit for bit.
+every field product through the exact emulation of the device product. CudaBackend itself, given
+those kernels and a numpy stand-in for CuPy (its constructor's `kernels` and `cupy`), then runs
+its MSMs, window tables, batch-affine rounds and bucket reductions on them, and each MSM must
+equal the CPU backend's bit for bit.
 
 CUZK_HOST_MSM_DEFINES adds compiler options to the host build (e.g. a kernel variant's -D
 define, as NVRTC would get it through CUZK_NVRTC_OPTIONS), so such a variant is checked here
@@ -34,8 +35,11 @@ import numpy as np
 import pytest
 from curve_helpers import random_points
 
-from cuzk.backends import cuda
-from cuzk.backends.cuda import choose_window
+from cuzk.backends.base import Kept
+from cuzk.backends.cuda import CudaBackend, Tuning, modules, msm_plan, residency
+from cuzk.backends.cuda import msm as cuda_msm
+from cuzk.backends.cuda.device import Device
+from cuzk.backends.cuda.msm_plan import choose_window
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints
 
@@ -60,15 +64,15 @@ def kernel_params() -> dict[str, list[tuple[str, str]]]:
     """(type, name) of every parameter of each MSM kernel, read from kernels.cu itself, so the
     wrappers and the launch checks follow the kernels' signatures."""
     sigs = {}
-    for m in _SIG.finditer(cuda._KERNELS.read_text()):
+    for m in _SIG.finditer(modules.KERNELS.read_text()):
         params = []
         for p in m.group(2).split(","):
             typ, name = re.fullmatch(r"\s*(.*?)\s*(\w+)\s*", p, re.S).groups()
             params.append((" ".join(typ.split()), name))
         sigs[m.group(1)] = params
-    missing = set(cuda.MSM_KERNELS) - set(sigs)
+    missing = set(modules.MSM_KERNELS) - set(sigs)
     assert not missing, f"no `template <class C, int G> __global__` signature for {missing}"
-    return {k: sigs[k] for k in cuda.MSM_KERNELS}
+    return {k: sigs[k] for k in modules.MSM_KERNELS}
 
 
 def _wrappers() -> str:
@@ -292,8 +296,9 @@ class _HostKernel:
     pointee type, or the null pointer; numpy scalars of the parameter's exact width) and that
     const inputs come back unchanged, then runs the wrapper."""
 
-    def __init__(self, fn, name: str, params, dev: FakeCupy, launched: Counter) -> None:
-        self.fn, self.name, self.params, self.dev, self.launched = fn, name, params, dev, launched
+    def __init__(self, fn, name: str, params, owner: HostKernels) -> None:
+        self.fn, self.name, self.params, self.owner = fn, name, params, owner
+        self.dev, self.launched = owner.dev, owner.launched
 
     def __call__(self, grid, block, args, shared_mem=0) -> None:
         assert shared_mem == 0 and len(args) == len(self.params), self.name
@@ -322,35 +327,51 @@ class _HostKernel:
         for a, before in const:
             assert np.array_equal(a, before), f"{self.name} wrote a const input"
         self.dev.check_guards()
+        if self.name == "msm_histogram":  # (scalars, c, rank, counts)
+            sc, c, rank, counts = args[0], args[2], args[5], args[-1]
+            self.owner.sorts.append((np.array(sc), int(c),
+                                     None if isinstance(rank, np.uint64) else np.array(rank),
+                                     int(np.asarray(counts).sum())))
 
 
-class HostCudaBackend(cuda.CudaBackend):
-    """CudaBackend itself (its __init__, _msm and helpers) with module() returning the host
-    kernels."""
+class HostKernels:
+    """The kernels compiled for the host, as CudaBackend's `kernels`: (curve, "msm", group) ->
+    launchers by short name. Counts every launch and records every digit sort's histogram
+    launch: (its scalars, its window c, its rank array or None, the entries it counted)."""
 
     def __init__(self, libs, dev: FakeCupy) -> None:
-        super().__init__()
         self.libs, self.dev = libs, dev
         self.launched: Counter = Counter()
-        self._host_mods: dict = {}
+        self.sorts: list[tuple[np.ndarray, int, np.ndarray | None, int]] = []
+        self._mods: dict = {}
         self._params = kernel_params()
+
+    def __call__(self, curve, kind, group=1):
+        c = get_curve(curve)
+        assert kind == "msm", kind
+        key = (c.name, group)
+        if key not in self._mods:
+            lib = self.libs[key]
+            self._mods[key] = {
+                k: _HostKernel(getattr(lib, f"h_{k}"), k, self._params[k], self)
+                for k in modules.module_names(c.name, kind, group)
+            }
+        return self._mods[key]
+
+
+class HostCudaBackend(CudaBackend):
+    """CudaBackend itself over the host kernels and the numpy stand-in for CuPy."""
+
+    def __init__(self, libs, dev: FakeCupy, **tuning) -> None:
+        self.kernels = HostKernels(libs, dev)
+        super().__init__(tuning=Tuning(**tuning), cupy=dev, kernels=self.kernels,
+                         alloc_pinned=lambda shape, dtype=np.uint64: np.empty(shape, dtype))
+        self.libs, self.dev = libs, dev
+        self.launched = self.kernels.launched
         self._counts = self._emulation_counts()  # the libraries live for the whole module
 
     def _emulation_counts(self) -> dict:
         return {k: (lib.h_dropped_carries(), lib.h_warp_faults()) for k, lib in self.libs.items()}
-
-    def module(self, curve, kind, group=1):
-        c = get_curve(curve)
-        assert kind == "msm", kind
-        key = (c.name, group)
-        if key not in self._host_mods:
-            names = cuda.module_names(c.name, kind, group)
-            lib = self.libs[key]
-            self._host_mods[key] = {
-                k: _HostKernel(getattr(lib, f"h_{k}"), k, self._params[k], self.dev, self.launched)
-                for k in names
-            }
-        return self._host_mods[key]
 
     def check_emulation(self) -> None:
         for key, (carries, faults) in self._emulation_counts().items():
@@ -359,14 +380,8 @@ class HostCudaBackend(cuda.CudaBackend):
 
 
 @pytest.fixture
-def backend(monkeypatch, host_libs):
+def backend(host_libs):
     dev = FakeCupy()
-    monkeypatch.setattr(cuda, "cp", dev)
-    monkeypatch.setattr(cuda, "is_available", lambda: True)
-    for var in ("CUZK_MSM_SUM", "CUZK_MSM_ACC_BLOCK", "CUZK_MSM_SEG", "CUZK_MSM_AFFINE_ROUNDS",
-                "CUZK_MSM_WINDOW", "CUZK_MSM_CHUNK", "CUZK_MSM_SCATTER_PASSES",
-                "CUZK_MSM_FLAT_CHUNK"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
     b = HostCudaBackend(host_libs, dev)
     yield b
     for lib in host_libs.values():
@@ -411,7 +426,7 @@ def _scalars(rng, r: int, n: int, kind: str) -> list[int]:
 def _force_affine_rounds(monkeypatch) -> None:
     """Batch-affine rounds whenever msm_affine_rounds > 0: _affine_pays's skew tests on a
     few hundred random scalars fail now and then (a flaky launch count otherwise)."""
-    monkeypatch.setattr(cuda, "_affine_pays", lambda *_a, **_k: True)
+    monkeypatch.setattr(msm_plan, "affine_pays", lambda *_a, **_k: True)
 
 
 def _check_msm(backend, cpu, c, group: int, pts, scalars: list[int]) -> None:
@@ -436,28 +451,24 @@ def _n(group: int, rng, tables: bool = False) -> int:
 @pytest.mark.parametrize("kind", ("uniform", "edge", "bits"))
 def test_msm_matches_cpu(backend, cpu, rng, monkeypatch, curve, group, kind):
     """Window 5 (52 or 51 windows of 16 buckets); chunks of 4 entries run the multi-level
-    bucket sums (first level at 32 or 96 threads per block; flat first-level chunks of 9 or
+    bucket sums (first level at 32, 64 or 96 threads per block; flat first-level chunks of 9 or
     of the later levels' T); segments of 1, 3 and 16 buckets (several group-sum levels, one
     segment)."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng), rng)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    # (segment, chunk, first-level kernel, block, flat, task runs' chunk, inlined partial sums,
-    # flat chunk)
-    for seg, chunk, sum_, block, flat, runs, iinl, fchunk in (
-        (1, 4, "inl", 32, False, 0, False, 0), (3, 1024, "outline", 256, False, 128, True, 0),
-        (16, 4, "outline", 96, False, 0, False, 0), (3, 4, "inl", 32, True, 7, True, 0),
-        (16, 3, "outline", 96, True, 0, False, 0), (3, 4, "inl", 64, False, 7, True, 0),
-        (3, 2, "inl", 32, True, 0, True, 9),
+    backend.retune(msm_window=5)
+    # (segment, chunk, block, flat, task runs' chunk, flat chunk)
+    for seg, chunk, block, flat, runs, fchunk in (
+        (1, 4, 32, False, 0, 0), (3, 1024, 256, False, 128, 0), (16, 4, 96, False, 0, 0),
+        (3, 4, 32, True, 7, 0), (16, 3, 96, True, 0, 0), (3, 4, 64, False, 7, 0),
+        (3, 2, 32, True, 0, 9),
     ):  # fmt: skip
-        monkeypatch.setenv("CUZK_MSM_CHUNK", str(chunk))
-        backend.msm_seg, backend.msm_sum, backend.msm_acc_block = seg, sum_, block
-        backend.msm_flat, backend.msm_task_chunk, backend.msm_items_inl = flat, runs, iinl
-        backend.msm_flat_chunk = fchunk
+        backend.retune(msm_chunk=chunk, msm_seg=seg, msm_acc_block=block, msm_acc_block_g2=block,
+                       msm_flat=flat, msm_task_chunk=runs, msm_flat_chunk=fchunk)
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
-    assert backend.launched["msm_acc_items_tasks"] and backend.launched["msm_acc_entries_buckets"]
-    assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_acc_entries_flat"]
-    assert backend.launched["msm_acc_entries_sorted_inl"] and backend.launched["msm_acc_items_tasks_inl"]
+    assert backend.launched["msm_acc_items_tasks_inl"] and backend.launched["msm_acc_entries_buckets"]
+    assert backend.launched["msm_acc_entries_flat_inl"] and backend.launched["msm_acc_entries_tasks_inl"]
+    assert backend.launched["msm_acc_entries_sorted_inl"]
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -473,20 +484,20 @@ def test_msm_with_window_tables(backend, cpu, rng, monkeypatch, curve, group, wi
     pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
     nw = c.fr_r_bits // window + 1
     rows = -(-nw // min(stride, nw))
-    backend.msm_mask_min = 1e-3 if window == 7 else 0
-    got = backend.precompute_msm(c, pts, group, window=window, stride=stride)
+    backend.retune(msm_mask_min=1e-3 if window == 7 else 0)
+    got = backend.precompute_msm(c, pts, group=group, window=window, stride=stride)
     m = len(pts) - 2 if window == 7 else len(pts)  # _edge_points: two bases at infinity
     assert got == rows * m * (pts.nbytes // len(pts))
     assert backend.launched["msm_table_build"] == 1
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "8")
+    backend.retune(msm_chunk=8)
     for kind, seg, flat, passes in (("edge", 3, False, 1), ("bits", 16, False, 2),
                                     ("uniform", 1, False, 5), ("bits", 3, True, 1),
                                     ("edge", 16, True, 3)):  # fmt: skip
-        backend.msm_seg, backend.msm_flat, backend.msm_scatter_passes = seg, flat, passes
+        backend.retune(msm_seg=seg, msm_flat=flat, msm_scatter_passes=passes)
         scalars = _scalars(rng, c.r, len(pts), kind)
         _check_msm(backend, cpu, c, group, pts, scalars)
-    assert backend.launched["msm_finish"] == (0 if group in backend.msm_host_finish else 5)
-    backend.msm_tables = False
+    assert backend.launched["msm_finish"] == (0 if group in backend.tuning.msm_host_finish else 5)
+    backend.retune(msm_tables=False)
     _check_msm(backend, cpu, c, group, pts, scalars)
     assert backend.launched["msm_table_build"] == 1
 
@@ -498,18 +509,18 @@ def test_msm_affine_rounds(backend, cpu, rng, monkeypatch, curve, group, tables)
     """The batch-affine rounds forced on (_force_affine_rounds) for a mostly-binary witness, with
     3 pairs per thread and groups of 4 down to 2 values so the batch inversion runs several
     levels; then the chunked XYZZ sums of what the rounds leave."""
-    monkeypatch.setattr(cuda, "_AFF_K", 3)
-    monkeypatch.setattr(cuda, "_AFF_G", 4)
-    monkeypatch.setattr(cuda, "_AFF_TOP", 2)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    monkeypatch.setattr(cuda_msm, "AFF_K", 3)
+    monkeypatch.setattr(cuda_msm, "AFF_G", 4)
+    monkeypatch.setattr(cuda_msm, "AFF_TOP", 2)
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
     c = get_curve(curve)
     pts = _edge_points(cpu, c, group, _n(group, rng, tables), rng)
     if tables:
-        assert backend.precompute_msm(c, pts, group, window=7) > 0
+        assert backend.precompute_msm(c, pts, group=group, window=7) > 0
     _force_affine_rounds(monkeypatch)
     for rounds, seg, flat in ((1, 16, False), (3, 3, False), (1, 3, True), (3, 16, True)):
-        backend.msm_affine_rounds, backend.msm_seg, backend.msm_flat = rounds, seg, flat
+        backend.retune(msm_affine_rounds=rounds, msm_seg=seg, msm_flat=flat)
         scalars = _scalars(rng, c.r, len(pts), "bits")
         # rows 1, 2 (the same point) and 3, 4 (opposite points) the first entries of the
         # heavy bucket: the first round pairs them (a doubling, an infinity)
@@ -531,31 +542,30 @@ def test_sorted_task_runs(backend, cpu, rng, monkeypatch, curve, tables):
     c = get_curve(curve)
     pts = _edge_points(cpu, c, 1, _n(1, rng, tables), rng)
     if tables:
-        assert backend.precompute_msm(c, pts, 1, window=7) > 0
+        assert backend.precompute_msm(c, pts, group=1, window=7) > 0
     else:
-        monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+        backend.retune(msm_window=5)
+    backend.retune(msm_chunk=4)
     for chunk, kind, rev in ((1, "uniform", 0), (3, "edge", 1), (5, "uniform", 0),
                              (16, "edge", 0), (1000, "uniform", 1)):  # fmt: skip
-        backend.msm_task_chunk = chunk
+        backend.retune(msm_task_chunk=chunk)
         for lib in backend.libs.values():
             lib.h_set_reverse(rev)
         _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), kind))
     assert backend.launched["msm_acc_entries_sorted_inl"] == 5
     assert not backend.launched["msm_acc_entries_tasks_inl"]
-    backend.msm_items_inl, backend.msm_task_chunk = True, 3  # and the inlined partial sums
+    backend.retune(msm_task_chunk=3)  # and the partial sums
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "edge"))
     assert backend.launched["msm_acc_items_tasks_inl"]
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "bits"))
     assert backend.launched["msm_acc_entries_flat_inl"] == 1
 
 
-def test_task_runs_order(monkeypatch):
+def test_task_runs_order():
     """_task_runs: full tasks' prefix per bucket, short tasks by length (longest first),
     buckets without one last."""
-    monkeypatch.setattr(cuda, "cp", FakeCupy())
     counts = np.array([9, 0, 4, 7, 8, 3], dtype=np.uint32)
-    full_off, ids = cuda._task_runs(counts, 6, 4)
+    full_off, ids = cuda_msm.task_runs(FakeCupy(), counts, 6, 4)
     assert full_off.tolist() == [0, 2, 2, 3, 4, 6, 6]
     rem = [int(counts[b]) % 4 for b in ids]
     assert rem[:3] == [3, 3, 1] and set(ids[:3].tolist()) == {0, 3, 5} and rem[3:] == [0, 0, 0]
@@ -569,12 +579,12 @@ def test_threads_in_reverse_order(backend, cpu, rng, monkeypatch, group):
     for lib in backend.libs.values():
         lib.h_set_reverse(1)
     pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
     _force_affine_rounds(monkeypatch)
     for kind in ("edge", "bits"):
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
-    assert backend.precompute_msm(c, pts, group, window=7) > 0
+    assert backend.precompute_msm(c, pts, group=group, window=7) > 0
     _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "edge"))
     assert backend.launched["msm_aff_fwd"]
 
@@ -584,7 +594,7 @@ def test_degenerate_msms(backend, cpu, rng, monkeypatch, curve):
     """All scalars 0, all points infinity, one point, r - 1 everywhere on one repeated point
     (one bucket per window holding every entry), and a point with its negation only."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.retune(msm_chunk=4)
     for group in GROUPS:
         pts = random_points(cpu, c, group, 40, rng)
         _check_msm(backend, cpu, c, group, pts, [0] * 40)
@@ -635,6 +645,12 @@ def _rank_list(rng, n: int, ranks: str) -> list[int | None] | None:
     return out
 
 
+def _msm_part(backend, **tuning) -> cuda_msm.Msm:
+    """The backend's MSM part on its own, over the same host kernels and stand-in."""
+    device = Device(backend.dev, backend.kernels, Tuning(**tuning))
+    return cuda_msm.Msm(device, residency.Residency(device))
+
+
 @pytest.mark.parametrize("shared", (0, 1))
 @pytest.mark.parametrize("kind", ("uniform", "bits", "edge", "zero", "one"))
 @pytest.mark.parametrize("ranks", ("none", "own", "compact"))
@@ -657,18 +673,18 @@ def test_digit_sort_matches_reference(backend, rng, shared, kind, ranks):
     rank = _rank_list(rng, n, ranks)
     want = _reference_buckets(scalars, cw, nw, shared, rank)
     rk = None if rank is None else backend.dev.asarray(
-        [cuda._NO_ROW if r is None else r for r in rank], dtype=np.uint32)  # fmt: skip
+        [residency.NO_ROW if r is None else r for r in rank], dtype=np.uint32)  # fmt: skip
     counts = np.zeros(nb, dtype=np.uint32)
     for k, v in want.items():
         counts[k] = len(v)
     sc = backend.to_device(fr_from_ints(c, scalars)).reshape(n, 4)
-    mod = backend.module(c, "msm", 1)
+    mod = backend.kernels(c, "msm", 1)
     for reverse, passes in ((0, 1), (1, 3), (0, 7)):
         for lib in backend.libs.values():
             lib.h_set_reverse(reverse)
-        backend.msm_scatter_passes = passes
-        windows = (cw, nw, shared, nb, 1 if shared else nw)
-        dg = backend._sort_digits(mod, sc, n, windows, cuda._Marks(False), rk)
+        part = _msm_part(backend, msm_scatter_passes=passes)
+        windows = msm_plan.Windows(cw, nw, shared, nb, 1 if shared else nw)
+        dg = part.sort_digits(mod, sc, n, windows, part.marks(), rk)
         off = np.asarray(dg.off)
         assert np.array_equal(np.asarray(dg.counts), counts)
         assert off[0] == 0 and np.array_equal(np.diff(off), counts)
@@ -686,26 +702,26 @@ def test_precompute_msm_takes_a_stride_when_rows_do_not_fit(backend, cpu, rng, m
     n = 64
     pts = random_points(cpu, c, 1, n, rng)
     row = pts.nbytes
-    cw, k = cuda.choose_table_shape(n, c.fr_r_bits, None)
+    cw, k = msm_plan.choose_table_shape(n, c.fr_r_bits, None)
     nw = c.fr_r_bits // cw + 1
     assert k == 1
     backend.dev.cuda.runtime.free = nw * row  # room for every row
-    assert backend.precompute_msm(c, pts, 1, reserve=0) == nw * row
-    monkeypatch.setattr(cuda, "_untabled_cost", lambda n, bits: 1 << 62)  # tables always pay
+    assert backend.precompute_msm(c, pts, 0) == nw * row
+    monkeypatch.setattr(msm_plan, "untabled_cost", lambda n, bits: 1 << 62)  # tables always pay
     for max_rows in (5, 2, 1):
         backend.drop_msm_tables()
         backend.dev.cuda.runtime.free = max_rows * row + row // 2
-        cw, k = cuda.choose_table_shape(n, c.fr_r_bits, max_rows)
+        cw, k = msm_plan.choose_table_shape(n, c.fr_r_bits, max_rows)
         assert k > 1 and -(-(c.fr_r_bits // cw + 1) // k) <= max_rows
-        got = backend.precompute_msm(c, pts, 1, reserve=0)
-        tab = backend._tables[id(pts)]
+        got = backend.precompute_msm(c, pts, 0)
+        tab = backend.msm_table(pts)
         assert (tab.c, tab.stride, got) == (cw, k, tab.rows * row)
         _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, n, "uniform"))
-    monkeypatch.setattr(cuda, "_untabled_cost", lambda n, bits: 0)  # tables never pay
+    monkeypatch.setattr(msm_plan, "untabled_cost", lambda n, bits: 0)  # tables never pay
     backend.drop_msm_tables()
-    assert backend.precompute_msm(c, pts, 1, reserve=0) == 0
-    # unlimited room: one row per window of choose_table_window
-    assert cuda.choose_table_window(1 << 24, 255) == 20
+    assert backend.precompute_msm(c, pts, 0) == 0
+    # unlimited room keeps the old choice: one row per window of choose_table_window
+    assert msm_plan.choose_table_window(1 << 24, 255) == 20
 
 
 def test_table_shape_model_at_h200_sizes():
@@ -713,10 +729,10 @@ def test_table_shape_model_at_h200_sizes():
     (c = 20) and 2^26 (c = 22, 72 GiB for H); at 2^26 with room for 4 rows (~24 GiB) the 13
     windows of c = 20 in rows of 4 (4 bucket sets), ~9 % cheaper than no tables by the model;
     no table with room for one row (a copy of the points)."""
-    assert cuda.choose_table_shape(1 << 24, 255, None) == (20, 1)
-    assert cuda.choose_table_shape(1 << 26, 255, None) == (22, 1)
-    assert cuda.choose_table_shape(1 << 26, 255, 4) == (20, 4)
-    assert cuda.choose_table_shape(1 << 26, 255, 1) == (0, 0)
+    assert msm_plan.choose_table_shape(1 << 24, 255, None) == (20, 1)
+    assert msm_plan.choose_table_shape(1 << 26, 255, None) == (22, 1)
+    assert msm_plan.choose_table_shape(1 << 26, 255, 4) == (20, 4)
+    assert msm_plan.choose_table_shape(1 << 26, 255, 1) == (0, 0)
 
 
 def test_precompute_msm_without_room(backend, cpu, rng):
@@ -724,7 +740,7 @@ def test_precompute_msm_without_room(backend, cpu, rng):
     c = get_curve("bn254")
     pts = random_points(cpu, c, 1, 100, rng)
     backend.dev.cuda.runtime.free = 100 << 10  # the table needs 200 KiB
-    assert backend.precompute_msm(c, pts, 1, window=8, reserve=0) == 0
+    assert backend.precompute_msm(c, pts, group=1, window=8, reserve=0) == 0
     assert not backend.launched["msm_table_build"]
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 100, "edge"))
 
@@ -733,25 +749,23 @@ def test_every_msm_kernel_runs(backend, cpu, rng, monkeypatch):
     """Between them, the configurations below launch every kernel of MSM_KERNELS: the host
     build has no kernel the tests leave out."""
     c = get_curve("bn254")
-    monkeypatch.setattr(cuda, "_AFF_TOP", 2)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    monkeypatch.setattr(cuda_msm, "AFF_TOP", 2)
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
     pts = random_points(cpu, c, 1, 300, rng)
-    backend.msm_sum, backend.msm_flat, backend.msm_items_inl = "outline", False, False
+    backend.retune(msm_flat=False, msm_task_chunk=0)
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    backend.msm_flat = True
-    _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    backend.msm_sum = "inl"
+    backend.retune(msm_flat=True)
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "edge"))
-    backend.msm_flat, backend.msm_task_chunk, backend.msm_items_inl = False, 9, True
+    backend.retune(msm_flat=False, msm_task_chunk=9)
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    backend.msm_task_chunk, backend.msm_items_inl = 0, False
+    backend.retune(msm_task_chunk=0)
     _force_affine_rounds(monkeypatch)
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "bits"))
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "1000")
-    assert backend.precompute_msm(c, pts, 1, window=7) > 0
+    backend.retune(msm_chunk=1000)
+    assert backend.precompute_msm(c, pts, group=1, window=7) > 0
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, 300, "uniform"))
-    assert set(backend.launched) == set(cuda.MSM_KERNELS)
+    assert set(backend.launched) == set(modules.MSM_KERNELS)
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -761,9 +775,9 @@ def test_flat_chunks_chosen_for_skewed_buckets(backend, cpu, rng, monkeypatch, c
     the CPU's MSM."""
     c = get_curve(curve)
     pts = _edge_points(cpu, c, 1, _n(1, rng), rng)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    assert backend.msm_flat is None
+    backend.retune(msm_window=5)
+    backend.retune(msm_chunk=4)
+    assert backend.tuning.msm_flat is None
     _check_msm(backend, cpu, c, 1, pts, _scalars(rng, c.r, len(pts), "uniform"))
     assert backend.launched["msm_acc_entries_sorted_inl"] == 1
     assert not backend.launched["msm_acc_entries_flat_inl"]
@@ -798,17 +812,17 @@ def test_msm_tasks_share_one_sort(backend, cpu, rng, monkeypatch, curve, tables)
     b = _edge_points(cpu, c, 1, n, rng)
     lpts = _edge_points(cpu, c, 1, n - 7, rng)
     sets = [a, b, lpts]
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
+    backend.retune(msm_window=6)
     if tables:
         for pts in sets:  # a stride: 3 bucket sets, rows skipped for L are rows, not windows
-            assert backend.precompute_msm(c, pts, 1, window=7, stride=3) > 0
+            assert backend.precompute_msm(c, pts, group=1, window=7, stride=3) > 0
     _force_affine_rounds(monkeypatch)
-    backend.msm_task_chunk = 3  # task runs with full and short tasks
+    backend.retune(msm_task_chunk=3)  # task runs with full and short tasks
     configs = (("bits", "4", True, 0), ("edge", "4", False, 0), ("uniform", "1000", None, 0),
                ("bits", "4", None, 3))  # fmt: skip
     for k, (kind, chunk, flat, rounds) in enumerate(configs):
-        monkeypatch.setenv("CUZK_MSM_CHUNK", chunk)
-        backend.msm_flat, backend.msm_affine_rounds = flat, rounds
+        backend.retune(msm_chunk=int(chunk))
+        backend.retune(msm_flat=flat, msm_affine_rounds=rounds)
         before = backend.launched["msm_histogram"]
         order = (0, 1, 2) if k % 2 == 0 else (2, 1, 0)
         _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, kind), order)
@@ -826,26 +840,29 @@ def _sparse_points(cpu, c, group: int, n: int, rng, share: float) -> np.ndarray:
     return pts
 
 
-def _recorded_sorts(backend, monkeypatch) -> list:
-    """Records each digit sort: (its scalars, its rank array or None, the entries' total), host
-    copies."""
-    seen: list = []
-    sort = backend._sort_digits
+class _Sorts:
+    """The digit sorts from now on (their histogram launches): (scalars, rank array or None,
+    entries' total), host copies."""
 
-    def record(mod, sc, n, windows, marks, rank=None):
-        dg = sort(mod, sc, n, windows, marks, rank)
-        seen.append((np.array(sc), None if rank is None else np.array(rank), dg.total))
-        return dg
+    def __init__(self, backend) -> None:
+        self.all, self.start = backend.kernels.sorts, len(backend.kernels.sorts)
 
-    monkeypatch.setattr(backend, "_sort_digits", record)
-    return seen
+    def __getitem__(self, i):
+        return [(sc, rank, total) for sc, _c, rank, total in self.all[self.start :]][i]
+
+    def windows(self) -> list[int]:
+        return [c for _sc, c, _rank, _total in self.all[self.start :]]
+
+
+def _recorded_sorts(backend, monkeypatch=None) -> _Sorts:
+    return _Sorts(backend)
 
 
 def _sparse_case(backend, cpu, rng, monkeypatch, c, group: int, tables: bool):
     """(n, points with ~40 % at infinity) under small windows and chunks, msm_mask_min 10 %."""
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    backend.msm_mask_min = 0.1
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
+    backend.retune(msm_mask_min=0.1)
     n = _n(group, rng, tables)
     return n, _sparse_points(cpu, c, group, n, rng, 0.4)
 
@@ -859,7 +876,7 @@ def _entries_of(c, scalars: list[int], live, cw: int, shared: int) -> int:
 
 def _check_ranks(rank, inf, compact: bool) -> None:
     """rank leaves out exactly the bases at infinity and gives the others their rows."""
-    assert rank is not None and np.array_equal(rank == cuda._NO_ROW, inf)
+    assert rank is not None and np.array_equal(rank == residency.NO_ROW, inf)
     live = np.flatnonzero(~inf)
     want = np.arange(len(live)) if compact else live
     assert np.array_equal(rank[~inf], want)
@@ -880,8 +897,8 @@ def test_msm_leaves_out_bases_at_infinity(backend, cpu, rng, monkeypatch, curve,
     inf = ~sparse.reshape(n, -1).any(axis=1)
     assert inf.sum() > n / 4
     if tables:
-        full = backend.precompute_msm(c, few, group, window=7)
-        part = backend.precompute_msm(c, sparse, group, window=7)
+        full = backend.precompute_msm(c, few, group=group, window=7)
+        part = backend.precompute_msm(c, sparse, group=group, window=7)
         assert full == n * 2 * c.limbs * group * 8 * (c.fr_r_bits // 7 + 1)
         assert part * n == full * (n - inf.sum())  # the live bases' rows only
     seen = _recorded_sorts(backend, monkeypatch)
@@ -900,7 +917,7 @@ def test_msm_leaves_out_bases_at_infinity(backend, cpu, rng, monkeypatch, curve,
         _check_msm(backend, cpu, c, group, few, scalars)
         assert seen[-1][1] is None
         assert np.array_equal(s, before)
-    backend.msm_mask_min = 0  # decided per call (a table built compacted keeps its ranks)
+    backend.retune(msm_mask_min=0)  # decided per call (a table built compacted keeps its ranks)
     scalars = _scalars(rng, c.r, n, "edge")
     _check_msm(backend, cpu, c, group, sparse, scalars)
     if tables:
@@ -917,14 +934,14 @@ def test_msm_tasks_sort_masked_arrays_alone(backend, cpu, rng, monkeypatch, tabl
     without ranks; each result is the CPU's. With msm_mask_min 0 the three share one sort
     again, unless A's and B's tables were built over their live bases only."""
     c = get_curve("bls12_381")
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
     n = _n(1, rng, tables)
     sets = [_sparse_points(cpu, c, 1, n, rng, 0.15), _sparse_points(cpu, c, 1, n, rng, 0.4),
             _edge_points(cpu, c, 1, n - 9, rng)]  # fmt: skip
     if tables:
         for pts in sets:
-            assert backend.precompute_msm(c, pts, 1, window=7) > 0
+            assert backend.precompute_msm(c, pts, group=1, window=7) > 0
     seen = _recorded_sorts(backend, monkeypatch)
     scalars = _scalars(rng, c.r, n, "bits")
     _msm_tasks_check(backend, cpu, c, sets, scalars, (2, 0, 1))
@@ -935,7 +952,7 @@ def test_msm_tasks_sort_masked_arrays_alone(backend, cpu, rng, monkeypatch, tabl
     for (got, rank, _), i in zip(seen[1:], inf, strict=True):
         assert np.array_equal(got.reshape(n, 4), s)
         _check_ranks(rank, i, tables)
-    backend.msm_mask_min = 0
+    backend.retune(msm_mask_min=0)
     _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (0, 1, 2))
     assert backend.launched["msm_histogram"] == (6 if tables else 4)
 
@@ -948,8 +965,8 @@ def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
     n = _n(1, rng, tables=True)
     sets = [_edge_points(cpu, c, 1, n, rng), _edge_points(cpu, c, 1, n, rng),
             _edge_points(cpu, c, 1, n - 3, rng)]  # fmt: skip
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "6")
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
+    backend.retune(msm_window=6)
+    backend.retune(msm_chunk=4)
     for j in (0, 2):
         assert backend.precompute_msm(c, sets[j], 1, window=7) > 0
     _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "edge"), (1, 2, 0))
@@ -957,7 +974,7 @@ def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
     _msm_tasks_check(backend, cpu, c, sets[1:], _scalars(rng, c.r, n, "bits"), (0, 1))
     assert backend.launched["msm_histogram"] == 4
     backend.drop_msm_tables()
-    backend.msm_share_sort = False
+    backend.retune(msm_share_sort=False)
     _msm_tasks_check(backend, cpu, c, sets, _scalars(rng, c.r, n, "bits"), (1, 0, 2))
     assert backend.launched["msm_histogram"] == 7
     with pytest.raises(ValueError, match="points but"):
@@ -968,29 +985,28 @@ def test_msm_tasks_group_by_table_shape(backend, cpu, rng, monkeypatch):
 def test_window_follows_the_share_of_dense_scalars(backend, cpu, rng, monkeypatch, group):
     """Without a forced window the G2 MSM samples its scalars: a mostly-binary witness
     (scalars 0 and 1 add one entry at most, whatever c) takes the narrower window the model
-    gives for its measured share of scalars above 1; CUZK_MSM_DENSE=1 restores the dense model.
+    gives for its measured share of scalars above 1; msm_dense=1 restores the dense model.
     G1 keeps the dense model (narrower windows measured slower there), unless the share is
     forced."""
     c = get_curve("bn254")
-    monkeypatch.delenv("CUZK_MSM_WINDOW", raising=False)
     n = 1000 if group == 1 else 300
     pts = random_points(cpu, c, group, n, rng)
-    picked: list[int] = []
-    windows = backend._windows
-    monkeypatch.setattr(backend, "_windows", lambda *a: picked.append(windows(*a)[0]) or windows(*a))
+    sorts = _Sorts(backend)
     sc = {"uniform": _scalars(rng, c.r, n, "uniform"),
           "bits": [rng.randrange(c.r) if i % 10 == 0 else i % 2 for i in range(n)]}
     for kind in ("uniform", "bits"):
         _check_msm(backend, cpu, c, group, pts, sc[kind])
     dense = sum(v > 1 for v in sc["bits"]) / n
     sampled = dense if group == 2 else 1.0
+    picked = sorts.windows()
     assert picked == [choose_window(n, c.fr_r_bits, group, 1.0),
                       choose_window(n, c.fr_r_bits, group, sampled)]
     assert (picked[1] < picked[0]) == (group == 2)
-    monkeypatch.setenv("CUZK_MSM_DENSE", "1")
+    backend.retune(msm_dense=1.0)
     _check_msm(backend, cpu, c, group, pts, sc["bits"])
-    monkeypatch.setenv("CUZK_MSM_DENSE", "0.1")
+    backend.retune(msm_dense=0.1)
     _check_msm(backend, cpu, c, group, pts, sc["bits"])
+    picked = sorts.windows()
     assert picked[2:] == [picked[0], choose_window(n, c.fr_r_bits, group, 0.1)]
     assert picked[3] < picked[0]
 
@@ -1001,12 +1017,12 @@ def test_window_sums_combined_on_host_or_device(backend, cpu, rng, monkeypatch, 
     (g*_xyzz_horner, the default for G2): both give the CPU backend's point, on uniform and
     edge scalars, on a window table, and on scalars that sum to infinity."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_CHUNK", "4")
-    assert backend.msm_host_finish == frozenset({2})
+    backend.retune(msm_chunk=4)
+    assert backend.tuning.msm_host_finish == frozenset({2})
     for group in GROUPS:
         pts = _edge_points(cpu, c, group, _n(group, rng, tables=True), rng)
         for host in (frozenset(), frozenset({1, 2})):
-            backend.msm_host_finish = host
+            backend.retune(msm_host_finish=host)
             before = backend.launched["msm_finish"]
             for kind in ("uniform", "edge"):
                 _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), kind))
@@ -1014,18 +1030,20 @@ def test_window_sums_combined_on_host_or_device(backend, cpu, rng, monkeypatch, 
             pair[1][1] = _neg_y(c, pair[0][1])
             _check_msm(backend, cpu, c, group, pair, [3, 3])
             assert (backend.launched["msm_finish"] > before) == (not host)
-        assert backend.precompute_msm(c, pts, group, window=7) > 0
-        backend.msm_host_finish = frozenset({group})
+        assert backend.precompute_msm(c, pts, group=group, window=7) > 0
+        backend.retune(msm_host_finish=frozenset({group}))
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, len(pts), "uniform"))
-        backend.msm_host_finish = frozenset({2})
+        backend.retune(msm_host_finish=frozenset({2}))
 
 
 def test_host_finish_setting():
-    assert cuda._host_finish_groups("2") == frozenset({2})
-    assert cuda._host_finish_groups("1, 2") == frozenset({1, 2})
-    assert cuda._host_finish_groups("0") == cuda._host_finish_groups("") == frozenset()
-    with pytest.raises(ValueError, match="groups are 1 and 2"):
-        cuda._host_finish_groups("3")
+    from cuzk.backends.cuda.tuning import host_finish_groups
+
+    assert host_finish_groups("2") == frozenset({2})
+    assert host_finish_groups("1, 2") == frozenset({1, 2})
+    assert host_finish_groups("0") == host_finish_groups("") == frozenset()
+    with pytest.raises(ValueError, match="groups 1 and/or 2"):
+        host_finish_groups("3")
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -1040,16 +1058,16 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
     at infinity). No device copy of the array is kept, no table is built, and A/B/L task
     sets run it as a streamed MSM of its own."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    monkeypatch.setattr(backend, "alloc_host", lambda shape, dtype=np.uint64: np.empty(shape, dtype))
+    backend.retune(msm_window=5)
     n = _n(group, rng)
     pts = _edge_points(cpu, c, group, n, rng)
     assert backend.keep_on_host(pts) == pts.nbytes
     assert backend.keep_on_host(pts) == pts.nbytes  # once
-    assert backend.precompute_msm(c, pts, group, window=7) == 0 and not backend._tables
+    assert backend.precompute_msm(c, pts, group=group, window=7) == 0
+    assert backend.msm_table(pts) is None and backend.kept_as(pts) is Kept.HOST
     assert backend.msm_infinity_share(pts) == 2 / n
     for rows, kind in ((97, "edge"), (n // 3 + 1, "uniform"), (n, "bits"), (n + 5, "edge")):
-        backend.msm_stream_rows = rows
+        backend.retune(msm_stream_rows=rows)
         scalars = _scalars(rng, c.r, n, kind)
         if rows < n:  # the second chunk's scalars all 0
             scalars[rows : 2 * rows] = [0] * len(scalars[rows : 2 * rows])
@@ -1062,16 +1080,16 @@ def test_msm_over_bases_kept_on_the_host_streams_them(backend, cpu, rng, monkeyp
         # sums of its buffer's previous chunk
         assert copy[0].waits == chunks
         _assert_copies_run_ahead(FakeCupy.log[logged:], chunks)
-    assert id(pts) not in backend._resident
+    assert backend.kept_as(pts) is Kept.HOST
     if group == 1:
         other = random_points(cpu, c, 1, n // 2, rng)
         scalars = _scalars(rng, c.r, n, "uniform")
         s = fr_from_ints(c, scalars)
-        backend.msm_stream_rows = 200
+        backend.retune(msm_stream_rows=200)
         got = [t() for t in backend.g1_msm_tasks(c, [pts, other], s)]
         want = [cpu.g1_msm(c, pts, s), cpu.g1_msm(c, other, s[n - len(other) :])]
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-        assert id(pts) not in backend._resident
+        assert backend.kept_as(pts) is Kept.HOST
 
 
 def _assert_copies_run_ahead(log: list[str], chunks: int) -> None:
@@ -1127,34 +1145,33 @@ def test_streamed_msm_copies_only_the_live_bases(backend, cpu, rng, monkeypatch,
     alone and beside another array in an A/B/L task set. Below msm_mask_min of infinity the
     copy is whole; all at infinity gives the point at infinity."""
     c = get_curve(curve)
-    monkeypatch.setenv("CUZK_MSM_WINDOW", "5")
-    monkeypatch.setattr(backend, "alloc_host", lambda shape, dtype=np.uint64: np.empty(shape, dtype))
+    backend.retune(msm_window=5)
     n = _n(group, rng)
     pts = _edge_points(cpu, c, group, n, rng)
     dead = sorted(rng.sample(range(7, n), 2 * n // 5))
     pts[dead] = 0  # besides rows 0 and 5
     live = n - len(dead) - 2
     row_bytes = pts[0].nbytes
-    scans = _count_calls(monkeypatch, cuda, "_scan_live")
+    scans = _count_calls(monkeypatch, residency, "scan_live")
     assert backend.resident_bytes(pts) == live * row_bytes + 4 * n  # as the engine sizes it
     assert backend.keep_on_host(pts) == live * row_bytes
-    assert scans == [1] and id(pts) not in backend._splits  # resident_bytes' scan, used
+    assert scans == [1]  # resident_bytes' scan, used
     assert backend.keep_on_host(pts) == live * row_bytes  # once
     assert backend.msm_infinity_share(pts) == (n - live) / n
     taken = _TakenRows(monkeypatch)
     for rows, kind in ((97, "edge"), (live, "bits"), (live + 3, "uniform")):
-        backend.msm_stream_rows = rows
+        backend.retune(msm_stream_rows=rows)
         taken.rows = 0
         _check_msm(backend, cpu, c, group, pts, _scalars(rng, c.r, n, kind))
         assert taken.rows == live  # the live rows, each once
     if group == 1:
         other = random_points(cpu, c, 1, n // 2, rng)
         s = fr_from_ints(c, _scalars(rng, c.r, n, "uniform"))
-        backend.msm_stream_rows = 200
+        backend.retune(msm_stream_rows=200)
         got = [t() for t in backend.g1_msm_tasks(c, [other, pts], s)]
         want = [cpu.g1_msm(c, other, s[n - len(other) :]), cpu.g1_msm(c, pts, s)]
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-    assert id(pts) not in backend._resident
+    assert backend.kept_as(pts) is Kept.HOST
     # a few points at infinity (under msm_mask_min): the whole array, as it is
     few = _edge_points(cpu, c, group, n, rng)
     assert backend.keep_on_host(few) == few.nbytes
@@ -1183,20 +1200,18 @@ def test_keep_on_device_holds_the_live_bases_only(backend, cpu, rng, monkeypatch
     live = int(n - inf.sum())
     row_bytes = sparse[0].nbytes
     want_bytes = live * row_bytes + 4 * n  # the live rows and the ranks
-    scans = _count_calls(monkeypatch, cuda, "_scan_live")
+    scans = _count_calls(monkeypatch, residency, "scan_live")
     assert backend.resident_bytes(sparse) == want_bytes
     backend.to_device(sparse, keep=True)  # a whole copy made before: dropped
     assert backend.keep_on_device(sparse) == want_bytes
-    assert scans == [1] and id(sparse) not in backend._splits  # resident_bytes' scan, used
+    assert scans == [1]  # resident_bytes' scan, used
     assert backend.keep_on_device(sparse) == want_bytes  # once
     assert backend.resident_bytes(sparse) == want_bytes
-    assert id(sparse) not in backend._resident
-    assert np.array_equal(np.asarray(backend._compact[id(sparse)].pts).reshape(sparse[~inf].shape),
-                          sparse[~inf])
+    assert backend.kept_as(sparse) is Kept.LIVE_BASES
     assert backend.msm_infinity_share(sparse) == inf.sum() / n
     if tables:
         nw = c.fr_r_bits // 7 + 1
-        assert backend.precompute_msm(c, sparse, group, window=7) == nw * live * row_bytes
+        assert backend.precompute_msm(c, sparse, group=group, window=7) == nw * live * row_bytes
     seen = _recorded_sorts(backend, monkeypatch)
     for kind in ("uniform", "bits", "edge"):
         scalars = _scalars(rng, c.r, n, kind)
@@ -1208,9 +1223,12 @@ def test_keep_on_device_holds_the_live_bases_only(backend, cpu, rng, monkeypatch
         got = [t() for t in backend.g1_msm_tasks(c, [other, sparse], s)]
         want = [cpu.g1_msm(c, other, s[n - len(other) :]), cpu.g1_msm(c, sparse, s)]
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-    # no whole copy or mask of it made on the side
-    assert id(sparse) not in backend._resident and id(sparse) not in backend._masks
+    # no whole copy of it made on the side
+    assert backend.kept_as(sparse) is Kept.LIVE_BASES
     few = _edge_points(cpu, c, group, n, rng)  # 2 of n at infinity
     assert backend.resident_bytes(few) == few.nbytes == backend.keep_on_device(few)
-    assert id(few) in backend._resident and id(few) not in backend._compact
+    assert backend.kept_as(few) is Kept.DEVICE
+    backend.release([sparse, few])
+    assert backend.kept_as(sparse) is None and backend.kept_as(few) is None
+    assert backend.resident_bytes(sparse) == want_bytes and scans == [3]  # scanned anew
     _check_msm(backend, cpu, c, group, few, _scalars(rng, c.r, n, "edge"))

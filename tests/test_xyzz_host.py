@@ -23,12 +23,12 @@ CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
-# the default device code (pair squares, one-reduction product sums), the plain products and
-# the Karatsuba products (ptx32.cuh karatsuba: opt-in)
+# the device code (pair squares, one-reduction product sums) and the Karatsuba products
+# (ptx32.cuh karatsuba: opt-in, benchmarks/gpu_products.py)
 @pytest.fixture(
     scope="module",
-    params=[(), ("-DCUZK_PLAIN_PRODUCTS",), ("-DCUZK_KARATSUBA_MUL", "-DCUZK_KARATSUBA_SUM")],
-    ids=["default", "plain", "karatsuba"],
+    params=[(), ("-DCUZK_KARATSUBA_MUL", "-DCUZK_KARATSUBA_SUM")],
+    ids=["default", "karatsuba"],
 )
 def driver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("xyzz") / "driver"

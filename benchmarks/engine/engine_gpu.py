@@ -123,11 +123,11 @@ class DeviceWatch(logging.Handler):
     def _sample(self) -> None:
         import cupy as cp
 
-        from cuzk.backends.cuda import _free_device_bytes
+        from cuzk.backends.cuda.device import free_bytes
 
         while not self._stop.wait(0.02):
             with cp.cuda.Device(0):
-                f = _free_device_bytes()
+                f = free_bytes(cp)
             self.min_free = f if self.min_free is None else min(self.min_free, f)
 
     def __enter__(self) -> DeviceWatch:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import cupy as cp  # noqa: E402
 
-from cuzk.backends import cuda as cuda_backend  # noqa: E402
-from cuzk.backends import cuda_fr  # noqa: E402
-from cuzk.backends.cuda import (  # noqa: E402
-    DEFAULT_MSM_AFFINE_ROUNDS,
-    MODULES,
-    CudaBackend,
-    _free_device_bytes,
-    choose_window,
-)
+from cuzk.backends.cuda import CudaBackend, Tuning, choose_window, msm_plan, ntt  # noqa: E402
+from cuzk.backends.cuda.device import free_bytes  # noqa: E402
+from cuzk.backends.cuda.modules import MODULES  # noqa: E402
+
+DEFAULT_MSM_AFFINE_ROUNDS = Tuning().msm_affine_rounds
+
+
+def _free_device_bytes() -> int:
+    return free_bytes(cp)
 from cuzk.curves import get_curve  # noqa: E402
 from cuzk.layout import fr_from_ints, g1_from_ints, g2_from_ints  # noqa: E402
 
@@ -51,7 +52,7 @@ def _ints(arg: str) -> list[int]:
 
 def ntt_variant(impl: str, default: tuple[int, int, int, int]) -> tuple[str, tuple]:
     """--ntt-impls token -> (ntt_impl or "", (tile log, cols log, threads, radix)):
-    "tiled:11/2/256/r4", "tiled:r4", "radix4"; numbers fill the shape in order."""
+    "tiled:11/2/256/r4", "tiled:r4"; numbers fill the shape in order."""
     name, _, shape = impl.partition(":")
     nums = [int(x) for x in shape.split("/") if x and x[0] != "r"]
     radix = [int(x[1:]) for x in shape.split("/") if x[:1] == "r"]
@@ -268,8 +269,7 @@ def bench_prove(
     g2_ms = (time.perf_counter() - t0) * 1e3
     del syn0
     if not g2_in_region:  # its device copy: room for the G1 tables
-        for cache in (gpu._resident, gpu._compact):
-            cache.pop(id(pk.b_g2), None)
+        gpu.release([pk.b_g2])
     cp.get_default_memory_pool().free_all_blocks()
     pool = cp.get_default_memory_pool()
     for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
@@ -297,25 +297,25 @@ def bench_prove(
             print(f"working set without tables: {need / 2**30:.1f} GiB", flush=True)
         for name in ("h_g1", "l_g1", "a_g1", "b_g1"):
             nbytes = gpu.precompute_msm(
-                c, getattr(pk, name), 1, window=table_window or None, reserve=reserve
+                c, getattr(pk, name), reserve, window=table_window or None
             )
             built[name] = round(nbytes / 2**30, 1)
-            tab = gpu._tables.get(id(getattr(pk, name)))
+            tab = gpu.msm_table(getattr(pk, name))
             if nbytes and tab is not None:
                 shapes[name] = f"c={tab.c} stride={tab.stride} rows={tab.rows}"
         if g2_table is not None and g2_in_region:
             cw, k = g2_table
             nbytes = gpu.precompute_msm(
-                c, pk.b_g2, 2, window=cw or None, stride=k or None, reserve=reserve
+                c, pk.b_g2, reserve, group=2, window=cw or None, stride=k or None
             )
             built["b_g2"] = round(nbytes / 2**30, 1)
-            tab = gpu._tables.get(id(pk.b_g2))
+            tab = gpu.msm_table(pk.b_g2)
             if nbytes and tab is not None:
                 shapes["b_g2"] = f"c={tab.c} stride={tab.stride} rows={tab.rows}"
         print(f"window tables (GiB, {reserve / 2**30:.1f} GiB reserve): {built} {shapes}",
               flush=True)
     for conc, mode in ((v, m) for v in streams for m in modes):
-        gpu.concurrent = conc
+        gpu.retune(concurrent=conc)
         tag = mode() if mode is not None else ""
         for (kind, w), g2r in ((kw, g) for kw in wits.items() for g in regions):
             check = kind == "filecoin"
@@ -377,7 +377,7 @@ def bench_prove(
                 region_gib=round(region_gib, 2),
                 free_gib_after_tables=round(_free_device_bytes() / 2**30, 1),
                 g2_gpu_ms=round(g2_ms, 1),
-                affine_rounds=gpu.msm_affine_rounds,
+                affine_rounds=gpu.tuning.msm_affine_rounds,
                 msm_device_ms=msms,
                 concurrent=conc,
                 **({"trace": ktrace} if ktrace is not None else {}),
@@ -422,7 +422,7 @@ def main() -> None:
     ap.add_argument(
         "--msm-sum",
         default="inl",
-        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, outline, affN, affallN, auto, bN, sN, tN, pN, oN, iinl, fN, hfN, gbN, wN, nrR, flat, noflat, unshared)",
+        help="MSM variants to time, e.g. inl,auto,auto+b128 (tokens: inl, affN, affallN, auto, bN, sN, tN, pN, oN, fN, hfN, gbN, wN, nrR, flat, noflat, unshared)",
     )
     ap.add_argument("--prove-tables", action="store_true", help="window tables in --prove")
     ap.add_argument(
@@ -459,7 +459,7 @@ def main() -> None:
     ap.add_argument(
         "--ntt-impls",
         default="",
-        help="NTT variants to time, e.g. radix4,tiled,tiled:12/0/512,tiled:11/2/256/r4 (tile "
+        help="NTT variants to time, e.g. tiled,tiled:12/0/512,tiled:11/2/256/r4 (tile "
         "log/cols log/threads, rN: ntt_tile radix; omitted fields keep the defaults)",
     )
     ap.add_argument("--reps", type=int, default=5)
@@ -513,13 +513,8 @@ def main() -> None:
         )
 
     modes = [m for m in args.msm_sum.split(",") if m]
-    chunk0 = os.environ.get("CUZK_MSM_CHUNK")
-    affine_pays0 = cuda_backend._affine_pays
-    scatter0 = gpu.msm_scatter_passes
-    task_chunk0, items_inl0, flat_chunk0 = gpu.msm_task_chunk, gpu.msm_items_inl, gpu.msm_flat_chunk
-    host_finish0, acc_block_g2_0 = gpu.msm_host_finish, gpu.msm_acc_block_g2
-    window0 = os.environ.get("CUZK_MSM_WINDOW")
-    ntt_shape0 = (gpu.ntt_tile_radix, gpu.ntt_threads)
+    tuning0 = gpu.tuning
+    affine_pays0 = msm_plan.affine_pays
 
     def set_mode(m: str) -> str:
         # tokens joined by "+": inl / outline (XYZZ kernels, no affine rounds), affN (N
@@ -527,65 +522,53 @@ def main() -> None:
         # sN (N buckets per thread in the first reduction level), flat / noflat (fixed-size
         # chunks across bucket boundaries in the first bucket-sum level always / never; by
         # default when the buckets are skewed), unshared (g1_msm_tasks: a digit sort per MSM),
-        # tN (N entries per bucket-sum task: CUZK_MSM_CHUNK), pN (the digit scatter in N
-        # passes of bucket ranges), oN (the first per-bucket level's tasks of N entries in two
-        # runs: msm_task_chunk), iinl (partial sums inlined: msm_items_inl), fN (flat
-        # first-level chunks of N entries: msm_flat_chunk), hfN (the groups whose window sums
-        # are combined on the host: hf0 none, hf2 G2, hf12 both: msm_host_finish), gbN (G2's
-        # bucket-sum blocks of N threads: msm_acc_block_g2), wN (window N for MSMs without
-        # tables: CUZK_MSM_WINDOW; in a tabled partition that is the G2 MSM's), nrR (the NTT
-        # tiles of every transform at radix R, 4 at R4_THREADS threads: ntt_tile_radix)
-        gpu.msm_sum, gpu.msm_affine_rounds, gpu.msm_acc_block = "inl", 0, 256
-        gpu.msm_host_finish, gpu.msm_acc_block_g2 = host_finish0, acc_block_g2_0
-        gpu.msm_task_chunk, gpu.msm_items_inl = task_chunk0, items_inl0
-        gpu.msm_flat_chunk = flat_chunk0
-        gpu.ntt_tile_radix, gpu.ntt_threads = ntt_shape0
-        os.environ.pop("CUZK_MSM_WINDOW", None)
-        if window0 is not None:
-            os.environ["CUZK_MSM_WINDOW"] = window0
-        gpu.msm_seg, gpu.msm_flat, gpu.msm_share_sort = 16, None, True
-        gpu.msm_scatter_passes = scatter0
-        cuda_backend._affine_pays = affine_pays0
-        os.environ.pop("CUZK_MSM_CHUNK", None)
-        if chunk0 is not None:
-            os.environ["CUZK_MSM_CHUNK"] = chunk0
+        # tN (N entries per bucket-sum task: msm_chunk), pN (the digit scatter in N passes of
+        # bucket ranges), oN (the first per-bucket level's tasks of N entries in two runs:
+        # msm_task_chunk), fN (flat first-level chunks of N entries: msm_flat_chunk), hfN (the
+        # groups whose window sums are combined on the host: hf0 none, hf2 G2, hf12 both:
+        # msm_host_finish), gbN (G2's bucket-sum blocks of N threads: msm_acc_block_g2), wN
+        # (window N for MSMs without tables: msm_window; in a tabled partition that is the G2
+        # MSM's), nrR (the NTT tiles of every transform at radix R, 4 at R4_THREADS threads:
+        # ntt_tile_radix)
+        t = dict(msm_affine_rounds=0, msm_acc_block=256, msm_seg=16, msm_flat=None,
+                 msm_share_sort=True)
+        msm_plan.affine_pays = affine_pays0
         for tok in m.split("+"):
             if tok[:1] == "t" and tok[1:].isdigit():
-                os.environ["CUZK_MSM_CHUNK"] = tok[1:]
+                t["msm_chunk"] = int(tok[1:])
             elif tok[:1] == "o" and tok[1:].isdigit():
-                gpu.msm_task_chunk = int(tok[1:])
+                t["msm_task_chunk"] = int(tok[1:])
             elif tok[:2] == "nr" and tok[2:].isdigit():
-                gpu.ntt_tile_radix = int(tok[2:])
-                gpu.ntt_threads = cuda_fr.R4_THREADS if gpu.ntt_tile_radix == 4 else ntt_shape0[1]
+                t["ntt_tile_radix"] = int(tok[2:])
+                t["ntt_threads"] = ntt.R4_THREADS if int(tok[2:]) == 4 else tuning0.ntt_threads
             elif tok[:1] == "w" and tok[1:].isdigit():
-                os.environ["CUZK_MSM_WINDOW"] = tok[1:]
-            elif tok == "iinl":
-                gpu.msm_items_inl = True
+                t["msm_window"] = int(tok[1:])
             elif tok[:1] == "f" and tok[1:].isdigit():
-                gpu.msm_flat_chunk = int(tok[1:])
+                t["msm_flat_chunk"] = int(tok[1:])
             elif tok[:2] == "hf" and tok[2:].isdigit():
-                gpu.msm_host_finish = frozenset(int(g) for g in tok[2:] if g != "0")
+                t["msm_host_finish"] = frozenset(int(g) for g in tok[2:] if g != "0")
             elif tok[:1] == "p" and tok[1:].isdigit():
-                gpu.msm_scatter_passes = int(tok[1:])
+                t["msm_scatter_passes"] = int(tok[1:])
             elif tok[:1] == "b" and tok[1:].isdigit():
-                gpu.msm_acc_block = int(tok[1:])
+                t["msm_acc_block"] = int(tok[1:])
             elif tok[:2] == "gb" and tok[2:].isdigit():
-                gpu.msm_acc_block_g2 = int(tok[2:])
+                t["msm_acc_block_g2"] = int(tok[2:])
             elif tok[:1] == "s" and tok[1:].isdigit():
-                gpu.msm_seg = int(tok[1:])
+                t["msm_seg"] = int(tok[1:])
             elif tok in ("flat", "noflat"):
-                gpu.msm_flat = tok == "flat"
+                t["msm_flat"] = tok == "flat"
             elif tok == "unshared":
-                gpu.msm_share_sort = False
+                t["msm_share_sort"] = False
             elif tok == "auto":
-                gpu.msm_affine_rounds = DEFAULT_MSM_AFFINE_ROUNDS
-            elif tok.startswith("affall"):  # N rounds even where _affine_pays says no
-                gpu.msm_affine_rounds = int(tok[6:])
-                cuda_backend._affine_pays = lambda *_a, **_k: True
+                t["msm_affine_rounds"] = DEFAULT_MSM_AFFINE_ROUNDS
+            elif tok.startswith("affall"):  # N rounds even where affine_pays says no
+                t["msm_affine_rounds"] = int(tok[6:])
+                msm_plan.affine_pays = lambda *_a, **_k: True
             elif tok.startswith("aff"):
-                gpu.msm_affine_rounds = int(tok[3:])
-            else:
-                gpu.msm_sum = tok
+                t["msm_affine_rounds"] = int(tok[3:])
+            elif tok != "inl":
+                raise SystemExit(f"unknown MSM mode token {tok!r}")
+        gpu.retune(**{**{f.name: getattr(tuning0, f.name) for f in fields(tuning0)}, **t})
         return "" if len(modes) == 1 else "/" + m
 
     seed = int.from_bytes(os.urandom(4), "little")
@@ -628,7 +611,7 @@ def main() -> None:
                     sc = random_scalars(c, n, kind, seed + logn)
                     ms = time_ms(lambda p=host, s=sc, f=f, c=c: f(c, p, s), max(2, args.reps // 2))
                     record(f"g{group}_msm", cv, logn, f"pinned/{kind}", ms,
-                           rows=gpu.msm_stream_rows)
+                           rows=gpu.stream_rows)
                     got, want = (cp.asnumpy(f(c, p, sc)) for p in (host, pts))
                     rows[-1]["same_as_device"] = bool(np.array_equal(got, want))
                     print(f"pinned result == device result: {rows[-1]['same_as_device']}",
@@ -641,7 +624,7 @@ def main() -> None:
             pts = make_points(gpu, c, 1, n, seed)
             start, end = cp.cuda.Event(), cp.cuda.Event()
             start.record()
-            nbytes = gpu.precompute_msm(c, pts, 1)
+            nbytes = gpu.precompute_msm(c, pts)
             end.record()
             end.synchronize()
             build_ms = cp.cuda.get_elapsed_time(start, end)
@@ -650,7 +633,7 @@ def main() -> None:
             else:
                 # only the window: a kept reference to the table entry would keep its device
                 # memory (72 GiB at 2^26) past drop_msm_tables and starve the later rows
-                tc = gpu._tables[id(pts)].c
+                tc = gpu.msm_table(pts).c
                 record("table_build", cv, logn, f"c={tc} {nbytes / 2**30:.1f} GiB", [build_ms])
                 for kind in ("uniform", "bits"):
                     sc = random_scalars(c, n, kind, seed + logn)
@@ -659,9 +642,9 @@ def main() -> None:
                         ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), args.reps)
                         record("g1_msm", cv, logn, f"dev/{kind}/table{tag}", ms, window=tc)
                     got = cp.asnumpy(gpu.g1_msm(c, pts, sc))
-                    gpu.msm_tables = False
+                    gpu.retune(msm_tables=False)
                     same = bool(np.array_equal(got, cp.asnumpy(gpu.g1_msm(c, pts, sc))))
-                    gpu.msm_tables = True
+                    gpu.retune(msm_tables=True)
                     rows[-1]["same_as_plain"] = same
                     print(f"table result == plain result: {same}", flush=True)
                     del sc
@@ -676,11 +659,10 @@ def main() -> None:
                 if cw:
                     gpu.drop_msm_tables()
                     cp.get_default_memory_pool().free_all_blocks()
-                gpu.precompute_msm(c, pts, 1, window=cw or None)
-                tc = gpu._tables[id(pts)].c
+                gpu.precompute_msm(c, pts, window=cw or None)
+                tc = gpu.msm_table(pts).c
                 for T in _ints(args.chunks) or [0]:
-                    if T:
-                        os.environ["CUZK_MSM_CHUNK"] = str(T)
+                    gpu.retune(msm_chunk=T or Tuning().msm_chunk)
                     ms = time_ms(
                         lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), max(2, args.reps // 2)
                     )
@@ -693,7 +675,7 @@ def main() -> None:
                         window=tc,
                         chunk=T or 32,
                     )
-                os.environ.pop("CUZK_MSM_CHUNK", None)
+                gpu.retune(msm_chunk=Tuning().msm_chunk)
             gpu.drop_msm_tables()
             del pts, sc
             cp.get_default_memory_pool().free_all_blocks()
@@ -702,10 +684,10 @@ def main() -> None:
             pts = make_points(gpu, c, 1, n, seed)
             sc = random_scalars(c, n, "uniform", seed)
             for cw in _ints(args.windows):
-                os.environ["CUZK_MSM_WINDOW"] = str(cw)
+                gpu.retune(msm_window=cw)
                 ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g1_msm(c, p, s), max(2, args.reps // 2))
                 record("g1_msm", cv, args.sweep_log, f"dev/uniform/c={cw}", ms, window=cw)
-            os.environ.pop("CUZK_MSM_WINDOW")
+            gpu.retune(msm_window=0)
             del pts, sc
             cp.get_default_memory_pool().free_all_blocks()
         for logn in _ints(args.g2):
@@ -716,25 +698,30 @@ def main() -> None:
                 for m in modes:
                     tag = set_mode(m)
                     ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g2_msm(c, p, s), max(2, args.reps // 2))
-                    # the backend's own pick (it samples G2's scalars for their share above 1)
+                    # the backend's own pick (its MSMs record it when profiling)
+                    gpu.msm_profile, keep = [], gpu.msm_profile
+                    gpu.g2_msm(c, pts, sc)
                     record("g2_msm", cv, logn, f"dev/{kind}{tag}", ms,
-                           window=gpu._windows(c, 2, n, None, sc)[0])  # fmt: skip
+                           window=gpu.msm_profile[-1]["c"])  # fmt: skip
+                    gpu.msm_profile = keep
                 for cw in _ints(args.g2_windows):
-                    os.environ["CUZK_MSM_WINDOW"] = str(cw)
+                    gpu.retune(msm_window=cw)
                     ms = time_ms(lambda p=pts, s=sc, c=c: gpu.g2_msm(c, p, s),
                                  max(2, args.reps // 2))
                     record("g2_msm", cv, logn, f"dev/{kind}/c={cw}", ms, window=cw)
-                    os.environ.pop("CUZK_MSM_WINDOW")
+                    gpu.retune(msm_window=0)
             del pts
             cp.get_default_memory_pool().free_all_blocks()
-        impls = [i for i in args.ntt_impls.split(",") if i] or [getattr(gpu, "ntt_impl", "")]
-        shape0 = (gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix)
+        impls = [i for i in args.ntt_impls.split(",") if i] or ["tiled"]
+        t0 = gpu.tuning
+        shape0 = (t0.ntt_tile_log, t0.ntt_cols_log, t0.ntt_threads, t0.ntt_tile_radix)
         first: dict[tuple[str, int], np.ndarray] = {}  # see same_as_first
         for impl in impls:
             name, shape = ntt_variant(impl, shape0)
-            if name:
-                gpu.ntt_impl = name
-            gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix = shape
+            if name not in ("", "tiled"):
+                raise SystemExit(f"unknown NTT implementation {name!r} (only tiled)")
+            gpu.retune(**dict(zip(("ntt_tile_log", "ntt_cols_log", "ntt_threads",
+                                   "ntt_tile_radix"), shape, strict=True)))  # fmt: skip
             tag = f"/{impl}" if len(impls) > 1 else ""
             for logn in _ints(args.ntt):
                 n = 1 << logn
@@ -768,7 +755,8 @@ def main() -> None:
                 record("groth16_h", cv, logn, f"dev/bellman{tag}", ms, same_as_first=same)
                 del a, b, cc
                 cp.get_default_memory_pool().free_all_blocks()
-        gpu.ntt_tile_log, gpu.ntt_cols_log, gpu.ntt_threads, gpu.ntt_tile_radix = shape0
+        gpu.retune(**dict(zip(("ntt_tile_log", "ntt_cols_log", "ntt_threads", "ntt_tile_radix"),
+                              shape0, strict=True)))  # fmt: skip
         del first
         pmodes = args.prove_modes.split(",") if args.prove_modes else modes[-1:]
 

@@ -23,7 +23,8 @@ import cupy as cp
 import numpy as np
 
 from cuzk.backends.cpu import CpuBackend
-from cuzk.backends.cuda import CudaBackend, _is_pinned
+from cuzk.backends.cuda import CudaBackend
+from cuzk.backends.cuda.device import is_pinned
 from cuzk.curves import BLS12_381
 
 
@@ -135,8 +136,8 @@ def main() -> None:
     pinned[:] = random_fr(n, rng)
     pageable = np.array(pinned, copy=True)
     res: dict = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-                 "bytes": int(pinned.nbytes), "alloc_host_is_pinned": _is_pinned(pinned),
-                 "numpy_is_pinned": _is_pinned(pageable)}
+                 "bytes": int(pinned.nbytes), "alloc_host_is_pinned": is_pinned(cp, pinned),
+                 "numpy_is_pinned": is_pinned(cp, pageable)}
     res["pinned_gbps"], res["pinned_exact"] = upload_gbps(be, pinned)
     res["pageable_gbps"], res["pageable_exact"] = upload_gbps(be, pageable)
 

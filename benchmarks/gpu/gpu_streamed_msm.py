@@ -98,11 +98,11 @@ def measure(be: CudaBackend, c: Any, group: int, logn: int, kinds: list[str],
         for r in rows:
             if (1 << r) > n:
                 continue
-            be.msm_stream_rows = 1 << r
+            be.retune(msm_stream_rows=1 << r)
             t_str, got = timed(lambda s=s: msm(c, pinned, s), reps)
             row[f"streamed_2^{r}_ms"] = round(t_str, 2)
             row[f"streamed_2^{r}_exact"] = bool(np.array_equal(cp.asnumpy(got), want))
-        be._on_host.clear()
+        be.release([pinned])
         out.append(row)
         print(json.dumps(row), flush=True)
     return out

@@ -21,7 +21,7 @@ def _make(name: str) -> Backend:
 
         return CpuBackend()
     if name == "cuda":
-        from cuzk.backends import cuda  # written separately; may be absent
+        from cuzk.backends import cuda
 
         return cuda.CudaBackend()
     raise ValueError(f"unknown backend {name!r}; expected auto, cuda, cpu or reference")

@@ -1,7 +1,7 @@
 // Host driver for the device Montgomery product and square (ff.cuh mul_ptx / sqr_ptx over
 // ptx32.cuh), compiled with CUZK_EMULATE_PTX (tests/test_ptx_field_host.py): every product and
 // square must equal the portable product, on edge values and on random values from the given seed.
-// Built with CUZK_EMULATE_DEVICE_PRODUCT and CUZK_PAIR_SQR, * and sqr() are the device paths
+// Built with CUZK_EMULATE_DEVICE_PRODUCT, * and sqr() are the device paths
 // themselves (mul_ptx, sqr_ptx): the square is then checked against the device product.
 // Prints "<field> <checked>" per field; exits 1 on the first mismatch or a dropped carry.
 #include <cstdio>
@@ -43,7 +43,7 @@ static F mul_sched(const F& a, const F& b) {
 // (a0 + a1·u)(b0 + b1·u), u² = −1, against the schoolbook over the field's own * (the portable
 // product, or with CUZK_EMULATE_DEVICE_PRODUCT the device product checked above): the two-
 // reduction device form (fq2_mul_ptx) and Fp2's operator* (with CUZK_EMULATE_DEVICE_PRODUCT the
-// same form, unless CUZK_FQ2_LAZY=0).
+// same form).
 template <class F>
 static bool fq2_ok(const F& a0, const F& a1, const F& b0, const F& b1) {
     const F w0 = a0 * b0 - a1 * b1, w1 = a0 * b1 + a1 * b0;

@@ -1,10 +1,9 @@
-// Fr kernels of the CUDA backend (NTT, groth16 h, CSR SpMV), included by kernels.cu: the
-// backend's Fr module (cuzk/backends/cuda_fr.py) instantiates them per curve.
+// Fr kernels of the CUDA backend (the tiled NTT and Groth16 h, CSR SpMV, products), included by
+// kernels.cu: the backend's Fr module (cuzk/backends/cuda/ntt.py, spmv.py) instantiates them
+// per curve.
 #pragma once
 
 namespace gpu {
-
-// Inside the NTT pipeline data stay in Montgomery form.
 
 template <class C>
 __global__ void fr_mul_canonical(const uint64_t* a, const uint64_t* b, uint64_t* out, uint32_t n) {
@@ -27,124 +26,7 @@ __device__ __forceinline__ Fr pow_from_tables(const uint64_t* lo, const uint64_t
            Fr::from_raw(hi + 4 * (size_t)(i >> lb));
 }
 
-// out[i] = conv(in[src]) · scale · g^src with src = bitrev(i) (or i); conv takes canonical limbs
-// to Montgomery when in_canonical, else copies. Tables may be null (no powers).
-template <class C>
-__global__ void ntt_load(const uint64_t* in, uint64_t* out, uint32_t n, int logn, int in_canonical,
-                         int reverse, const uint64_t* scale, const uint64_t* lo,
-                         const uint64_t* hi, int lb) {
-    typedef typename C::Fr Fr;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    uint32_t src = reverse ? bitrev(i, logn) : i;
-    Fr x = in_canonical ? Fr::from_canonical(in + 4 * (size_t)src) : Fr::from_raw(in + 4 * (size_t)src);
-    if (scale) x = x * Fr::from_raw(scale);
-    if (lo) x = x * pow_from_tables<Fr>(lo, hi, src, lb);
-    x.to_raw(out + 4 * (size_t)i);
-}
-
-// out[i] = canonical(in[i] · scale · g^i).
-template <class C>
-__global__ void ntt_store(const uint64_t* in, uint64_t* out, uint32_t n, const uint64_t* scale,
-                          const uint64_t* lo, const uint64_t* hi, int lb) {
-    typedef typename C::Fr Fr;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fr x = Fr::from_raw(in + 4 * (size_t)i);
-    if (scale) x = x * Fr::from_raw(scale);
-    if (lo) x = x * pow_from_tables<Fr>(lo, hi, i, lb);
-    x.to_canonical(out + 4 * (size_t)i);
-}
-
-// tw[j] = ω^j for j < count, from two power tables.
-template <class C>
-__global__ void ntt_twiddles(uint64_t* tw, uint32_t count, const uint64_t* lo, const uint64_t* hi,
-                             int lb) {
-    typedef typename C::Fr Fr;
-    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= count) return;
-    pow_from_tables<Fr>(lo, hi, j, lb).to_raw(tw + 4 * (size_t)j);
-}
-
-// Decimation-in-time butterflies on bit-reversed input. The first stages (half-sizes 1 ..
-// chunk/2) run in shared memory, one block per contiguous chunk of `chunk` elements.
-template <class C>
-__global__ void ntt_shared_stages(uint64_t* data, const uint64_t* tw, uint32_t n, int logn,
-                                  int logchunk) {
-    typedef typename C::Fr Fr;
-    extern __shared__ uint64_t sh[];
-    Fr* s = reinterpret_cast<Fr*>(sh);
-    const uint32_t chunk = 1u << logchunk;
-    const uint32_t base = blockIdx.x * chunk;
-    for (uint32_t k = threadIdx.x; k < chunk; k += blockDim.x)
-        s[k] = ld16<Fr>(data + 4 * (size_t)(base + k));
-    __syncthreads();
-    for (int st = 0; st < logchunk; st++) {
-        const uint32_t h = 1u << st;
-        for (uint32_t t = threadIdx.x; t < chunk / 2; t += blockDim.x) {
-            uint32_t j = t & (h - 1);
-            uint32_t i0 = ((t >> st) << (st + 1)) | j;
-            Fr w = Fr::from_raw(tw + 4 * (size_t)(j << (logn - 1 - st)));
-            Fr u = s[i0], v = s[i0 + h] * w;
-            s[i0] = u + v;
-            s[i0 + h] = u - v;
-        }
-        __syncthreads();
-    }
-    for (uint32_t k = threadIdx.x; k < chunk; k += blockDim.x)
-        st16(data + 4 * (size_t)(base + k), s[k]);
-}
-
-// Two DIT stages (half-sizes h and 2h) in registers: thread t owns i0, i0+h, i0+2h, i0+3h.
-template <class C>
-__global__ void ntt_radix4(uint64_t* data, const uint64_t* tw, uint32_t n, int logn, int logh) {
-    typedef typename C::Fr Fr;
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n / 4) return;
-    const uint32_t h = 1u << logh;
-    uint32_t j = t & (h - 1);
-    uint32_t i0 = ((t >> logh) << (logh + 2)) | j;
-    uint64_t* p = data + 4 * (size_t)i0;
-    const size_t hs = 4 * (size_t)h;
-    Fr a0 = ld16<Fr>(p), a1 = ld16<Fr>(p + hs), a2 = ld16<Fr>(p + 2 * hs),
-       a3 = ld16<Fr>(p + 3 * hs);
-    Fr w1 = ld16<Fr>(tw + 4 * (size_t)(j << (logn - 1 - logh)));
-    Fr v = a1 * w1;
-    a1 = a0 - v;
-    a0 = a0 + v;
-    v = a3 * w1;
-    a3 = a2 - v;
-    a2 = a2 + v;
-    Fr w2a = ld16<Fr>(tw + 4 * (size_t)(j << (logn - 2 - logh)));
-    Fr w2b = ld16<Fr>(tw + 4 * (size_t)((j + h) << (logn - 2 - logh)));
-    v = a2 * w2a;
-    a2 = a0 - v;
-    a0 = a0 + v;
-    v = a3 * w2b;
-    a3 = a1 - v;
-    a1 = a1 + v;
-    st16(p, a0);
-    st16(p + hs, a1);
-    st16(p + 2 * hs, a2);
-    st16(p + 3 * hs, a3);
-}
-
-template <class C>
-__global__ void ntt_radix2(uint64_t* data, const uint64_t* tw, uint32_t n, int logn, int logh) {
-    typedef typename C::Fr Fr;
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n / 2) return;
-    const uint32_t h = 1u << logh;
-    uint32_t j = t & (h - 1);
-    uint32_t i0 = ((t >> logh) << (logh + 1)) | j;
-    uint64_t* p = data + 4 * (size_t)i0;
-    Fr u = Fr::from_raw(p), v = Fr::from_raw(p + 4 * (size_t)h);
-    v = v * Fr::from_raw(tw + 4 * (size_t)(j << (logn - 1 - logh)));
-    (u + v).to_raw(p);
-    (u - v).to_raw(p + 4 * (size_t)h);
-}
-
-// ---- "tiled" NTT (CudaBackend.ntt_impl = "tiled"): a transform is 1-3 passes of ntt_tile --------
+// ---- the tiled NTT: a transform is 1-3 passes of ntt_tile ---------------------------------------
 //
 // Data stay in canonical form throughout: the Montgomery product of a canonical x and the
 // Montgomery form of w is the canonical x·w, and + / - are form-agnostic, so the butterflies
@@ -185,22 +67,14 @@ __device__ __forceinline__ Fr scale_factor(const uint64_t* lo, const uint64_t* h
 
 // A tile of Fr values in shared memory, stored as planes of 16-byte pieces: piece q of slot u
 // at pieces[q·tile + u]. A warp's 16-byte accesses to consecutive slots then fill whole
-// 128-byte wavefronts; whole 32-byte elements side by side gave two-way bank conflicts, half
-// of all shared-memory wavefronts of the 2^24 NTT tiles on the H200 (ncu). -DCUZK_NTT_SMEM_WHOLE
-// restores that layout (for timing).
+// 128-byte wavefronts; whole 32-byte elements side by side give two-way bank conflicts.
 template <class Fr>
 struct SmTile {
     static constexpr int NQ = sizeof(Fr) / 16;
     ulonglong2* pieces;
     uint32_t tile;
 
-    __device__ __forceinline__ uint32_t at(int q, uint32_t u) const {
-#ifdef CUZK_NTT_SMEM_WHOLE
-        return u * NQ + q;
-#else
-        return q * tile + u;
-#endif
-    }
+    __device__ __forceinline__ uint32_t at(int q, uint32_t u) const { return q * tile + u; }
 
     __device__ __forceinline__ Fr ld(uint32_t u) const {
         Fr r;
@@ -353,19 +227,9 @@ __device__ __forceinline__ void tile_stages(const SmTile<Fr>& sm, const uint64_t
 // source index, or its bit reversal with erev), between the two transforms (pre = 2; e = i or
 // bitrev(i)) or in the store (pre = 0; e = i); a Groth16 pointwise step in the store, after
 // the scaling: pwm 1 x = pa·pb − x, 2 x = pa·x, 3 x = x − pa (0: none); then x·zinv (zinv may
-// be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix
-// picks the instantiation.
-// Occupancy experiments (NVRTC -D options): CUZK_NTT_R4_MIN_BLOCKS=k bounds the radix-4 tile's
-// registers so k blocks of 128 threads are resident per SM (116 registers allow 4).
-#ifdef CUZK_NTT_R4_MIN_BLOCKS
-#define CUZK_NTT_TILE_BOUNDS \
-    __launch_bounds__(RADIX == 4 ? 128 : 256, RADIX == 4 ? CUZK_NTT_R4_MIN_BLOCKS : 1)
-#else
-#define CUZK_NTT_TILE_BOUNDS
-#endif
-
+// be null). RADIX (2 or 4): tile_stages; the backend's ntt_tile_radix picks the instantiation.
 template <class C, int RADIX>
-__global__ void CUZK_NTT_TILE_BOUNDS ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
+__global__ void ntt_tile(const uint64_t* in, uint64_t* out, const uint64_t* tw, int logn, int b,
                          int s, int cb, int logc, int m0, int g1, int w1, int g2, int dif,
                          int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb,
                          int pre, int erev, int pwm, const uint64_t* pa, const uint64_t* pb,
@@ -408,19 +272,6 @@ __global__ void CUZK_NTT_TILE_BOUNDS ntt_tile(const uint64_t* in, uint64_t* out,
         if (zinv) x = x * ld16<Fr>(zinv);
         st16(out + 4 * (size_t)i, x);
     }
-}
-
-// Groth16 quotient on the coset: out = (a·b − c)·zinv (Montgomery; zinv may be null).
-template <class C>
-__global__ void h_pointwise(const uint64_t* a, const uint64_t* b, const uint64_t* c, uint64_t* out,
-                            uint32_t n, const uint64_t* zinv) {
-    typedef typename C::Fr Fr;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    size_t o = 4 * (size_t)i;
-    Fr x = Fr::from_raw(a + o) * Fr::from_raw(b + o) - Fr::from_raw(c + o);
-    if (zinv) x = x * Fr::from_raw(zinv);
-    x.to_raw(out + o);
 }
 
 // CSR matrix × vector over Fr, one thread per row. Values and w are canonical; the Montgomery

@@ -1,4 +1,4 @@
-// GPU kernels of the CUDA backend (cuzk/backends/cuda.py), compiled at run time by NVRTC over
+// GPU kernels of the CUDA backend (cuzk/backends/cuda/), compiled at run time by NVRTC over
 // the shared __host__ __device__ field headers. Every kernel is a template over the curve
 // traits of curves.cuh (and, for the MSM, the group: 1 = G1 over Fq, 2 = G2 over Fq2); the
 // backend instantiates the ones it needs through name expressions.
@@ -93,7 +93,7 @@ __device__ __forceinline__ uint32_t table_row(uint32_t i, int w, int nw, int sha
 // atomicAdd(&ctr[key], 1) for every active lane; returns the lane's slot. Key 0 (digit ±1:
 // the ones of a mostly-binary witness, millions of entries) is aggregated per warp, one atomic
 // for all its lanes; other keys rarely meet in a warp and take one atomic each (aggregating
-// every key through __match_any_sync cost more than the atomics it saved: NOTES, GPU round 6).
+// every key through __match_any_sync cost more than the atomics it saved).
 __device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key) {
     const uint32_t hot = __ballot_sync(__activemask(), key == 0);
     if (key != 0) return atomicAdd(&ctr[key], 1u);
@@ -106,7 +106,7 @@ __device__ __forceinline__ uint32_t warp_atomic_inc(uint32_t* ctr, uint32_t key)
 
 // f(w, d) for every non-zero signed digit d (window w) of scalar i. The sort reads no points:
 // the sums skip infinity (add_entry), so one sort serves every base array over the same
-// scalars (CudaBackend.g1_msm_tasks).
+// scalars (msm.py g1_msm_tasks).
 template <class Fn>
 __device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t i, int c, int nw,
                                                Fn f) {
@@ -121,7 +121,7 @@ __device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t
 }
 
 // rank (may be null): rank[i] is scalar i's base row, or NO_ROW for a base at infinity, whose
-// digits make no entries (a key's A or B query: CudaBackend._sort_ranks). The rows can be
+// digits make no entries (a key's A or B query: residency.py sort_ranks). The rows can be
 // compacted, naming the rows of window tables built over the live bases only.
 #define NO_ROW 0xFFFFFFFFu
 
@@ -139,7 +139,7 @@ __global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw
 
 // The entries of buckets [key_lo, key_hi) only: the backend may scatter in several passes of
 // bucket ranges so that the ranges' write positions (one partly written line per bucket) stay
-// in L2 (CudaBackend.msm_scatter_passes).
+// in L2 (Tuning.msm_scatter_passes).
 template <class C, int G>
 __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
                             const uint32_t* rank, uint32_t key_lo, uint32_t key_hi,
@@ -170,7 +170,7 @@ __device__ __forceinline__ uint32_t find_slot(const uint32_t* off, uint32_t nb, 
 }
 
 // acc += the point of sorted entry k (its sign in the top bit): row (entry - skip) of points,
-// nothing for an entry below skip (a sort over longer scalars: CudaBackend.g1_msm_tasks) or
+// nothing for an entry below skip (a sort over longer scalars: msm.py g1_msm_tasks) or
 // an infinity row. entries null: the items are contiguous affine points (batch-affine
 // rounds' output, skip 0).
 template <class F, bool INL>
@@ -182,8 +182,8 @@ __device__ __forceinline__ void add_entry(Xyzz<F>& acc, const uint64_t* points,
     if (row < skip) return;
     const uint64_t* p = points + (size_t)(row - skip) * PW;
     if (raw_is_zero<F>(p)) return;
-    // Limb loads here: 16-byte loads through a local copy slowed the G2 MSM by 1.3x on
-    // the H200 (the Fq2 point went through local memory) and did not help G1.
+    // Limb loads here: 16-byte loads through a local copy put the Fq2 point in local memory
+    // (slower G2 MSMs) and did not help G1.
     F x = F::from_raw(p);
     F y = F::from_raw(p + PW / 2);
     if (entries && (e >> 31)) y = y.neg();
@@ -225,12 +225,12 @@ __device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const 
     reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, skip, begin, end);
 }
 
-// Tasks in two runs (CudaBackend.msm_task_chunk): first every bucket's full tasks of T entries
+// Tasks in two runs (Tuning.msm_task_chunk): first every bucket's full tasks of T entries
 // (full_off: exclusive prefix of count / T), then one short task per bucket with count % T > 0,
 // longest first (short_ids: bucket ids in that order, buckets without one after them). A warp
 // of tasks in bucket order holds the short last tasks of a few buckets and runs as long as its
 // longest lane; here a warp's lanes make nearly the same number of additions, so T can be large
-// (fewer partials for msm_acc_items_tasks) without idle lanes. Task j of bucket b writes its
+// (fewer partials for msm_acc_items_tasks_inl) without idle lanes. Task j of bucket b writes its
 // partial at task_off[b] + j, the layout of acc_entries_tasks.
 template <class C, int G, bool INL>
 __device__ __forceinline__ void acc_entries_sorted(const uint64_t* points, const uint32_t* entries,
@@ -257,13 +257,13 @@ __device__ __forceinline__ void acc_entries_sorted(const uint64_t* points, const
         sum_entries<F, INL>(points, entries, skip, begin, end);
 }
 
-// Flat chunks (CudaBackend.msm_flat): thread t sums entries [tT, tT + T) of the bucket-sorted
+// Flat chunks (Tuning.msm_flat, msm_plan.flat_pays): thread t sums entries [tT, tT + T) of the bucket-sorted
 // list, writing one partial per bucket the chunk touches, so every thread but the last makes T
 // additions (the last task of a bucket in acc_entries_tasks is short and its lanes idle).
 // Bucket b's partials are part_off[b] + (chunk - off[b]/T) for its chunks off[b]/T ..
 // (off[b+1] - 1)/T; the list ends at bucket_off[nb] (the grid may be larger). One loop over
-// the chunk, the partial written when a bucket ends: a loop per bucket (a48d9ea) ran the
-// warp's threads that cross a bucket end apart from the others, 1.75x slower on the H200.
+// the chunk, the partial written when a bucket ends: a loop per bucket runs the warp's threads
+// that cross a bucket end apart from the others, much slower.
 template <class C, int G, bool INL>
 __device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
                                                  uint32_t skip, const uint32_t* bucket_off,
@@ -291,27 +291,11 @@ __device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const u
     o[part_off[b] + t - bucket_off[b] / T] = acc;
 }
 
-template <class C, int G>
-__global__ void msm_acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                     uint32_t skip, const uint32_t* bucket_off,
-                                     const uint32_t* part_off,
-                                     uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, false>(points, entries, skip, bucket_off, part_off, nb, T, out);
-}
-
-template <class C, int G>
-__global__ void msm_acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
-                                      uint32_t skip, const uint32_t* bucket_off,
-                                      const uint32_t* task_off,
-                                      uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, false>(points, entries, skip, bucket_off, task_off, nb, T, out);
-}
-
-// G1's hot bucket-sum kernel at two resident blocks of 256 per SM: the compiler's 156
-// registers allowed one; capped at 128 (a few spilled words) it ran 2^24 in 118 instead of 128 ms
-// on the H200. CUZK_ACC_MIN_BLOCKS / CUZK_ACC_THREADS (NVRTC -D options; the block size must
-// then match CudaBackend.msm_acc_block) override. G2 has its own pair (block size
-// CudaBackend.msm_acc_block_g2): one block of 256 leaves the compiler 255 registers.
+// G1's hot bucket-sum kernels at two resident blocks of 256 per SM: registers capped at 128 (a
+// few spilled words) beat one block at the compiler's 156. CUZK_ACC_MIN_BLOCKS /
+// CUZK_ACC_THREADS (NVRTC -D options, CUZK_NVRTC_OPTIONS: another card's fit; the launches'
+// Tuning.msm_acc_block must not exceed the block size) override. G2 has its own pair
+// (Tuning.msm_acc_block_g2): one block of 256 leaves the compiler 255 registers.
 #ifndef CUZK_ACC_MIN_BLOCKS
 #define CUZK_ACC_MIN_BLOCKS 2
 #endif
@@ -368,15 +352,7 @@ __device__ __forceinline__ void acc_items_tasks(const uint64_t* items, const uin
         sum_items<F, INL>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
 }
 
-template <class C, int G>
-__global__ void msm_acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
-                                    const uint32_t* task_off, uint32_t nb, uint32_t T,
-                                    uint64_t* out) {
-    acc_items_tasks<C, G, false>(items, bucket_off, task_off, nb, T, out);
-}
-
-// The partial sums' levels with the addition inlined at the first level's occupancy (the
-// out-of-line kernel takes 140 registers: one block of 256 per SM). CudaBackend.msm_items_inl.
+// The partial sums' levels with the addition inlined, at the first level's occupancy.
 template <class C, int G>
 __global__ void CUZK_ACC_BOUNDS(G) msm_acc_items_tasks_inl(const uint64_t* items, const uint32_t* bucket_off,
                                         const uint32_t* task_off, uint32_t nb, uint32_t T,

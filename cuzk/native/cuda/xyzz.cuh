@@ -154,7 +154,7 @@ CUZK_NOINLINE void xyzz_store_affine(const Xyzz<F>& p, uint64_t* out) {
         return;
     }
     // one inversion: t = 1/(ZZ·ZZZ), then 1/ZZ = t·ZZZ and 1/ZZZ = t·ZZ (the final conversion
-    // runs on one thread, where each inversion is ~0.6 ms of serial products on the H200)
+    // runs on one thread, where each inversion is a long chain of serial products)
     F t = (p.ZZ * p.ZZZ).inv();
     F x = p.X * (t * p.ZZZ);
     F y = p.Y * (t * p.ZZ);

@@ -74,8 +74,7 @@ py::array_t<bool> on_curve(const std::string& curve, U64Array p) {
 
 // Σ_w 2^(c·w)·W_w of per-window XYZZ sums (nw, 4, [2,] L) in Montgomery form, by Horner (c
 // doublings per window), as one affine point. The CUDA MSM's last step: a serial chain that
-// one host core runs far faster than one device thread (G2 at 16 windows of 16 bits: ~11 ms
-// on an H200 thread).
+// one host core runs far faster than one device thread.
 template <template <class> class G>
 U64Array xyzz_horner(const std::string& curve, U64Array windows, int c) {
     return with_curve(curve, [&](auto cv) {

@@ -8,24 +8,7 @@
 #include "common.cuh"
 #include "ptx32.cuh"
 
-// The device product's pair-layout squaring (CUZK_PAIR_SQR) and one-reduction product sums
-// (CUZK_MUL_SUM) are on unless CUZK_PLAIN_PRODUCTS: on the H200 they took the 2^24 tabled G1
-// MSM from 117.5 to 109.7 ms (benchmarks/NOTES.md, GPU round 4).
-#ifndef CUZK_PLAIN_PRODUCTS
-#ifndef CUZK_PAIR_SQR
-#define CUZK_PAIR_SQR 1
-#endif
-#ifndef CUZK_MUL_SUM
-#define CUZK_MUL_SUM 1
-#endif
-#endif
-// Fp2 products on the device with two Montgomery reductions instead of three (Fp::fq2_mul);
-// -DCUZK_FQ2_LAZY=0 for Karatsuba over three Montgomery products (NOTES, GPU round 12).
-#ifndef CUZK_FQ2_LAZY
-#define CUZK_FQ2_LAZY 1
-#endif
-
-// Device, with CUZK_FP_NOINLINE (an option of G1's MSM module only: cuda.module_options): the
+// Device, with CUZK_FP_NOINLINE (an option of G1's MSM module only: modules.module_options): the
 // field's product and square out of line, one copy of each per kernel instead of one per use.
 #if defined(__CUDACC_RTC__) && defined(CUZK_FP_NOINLINE)
 #define CUZK_FP_MUL __host__ __device__ __noinline__
@@ -72,7 +55,7 @@ struct bn254_fr {
 // Host fast path: 4- and 6-limb Montgomery multiplication with mulx/adcx/adox (two interleaved
 // carry chains). 6 limbs: ~1.6x the portable CIOS in a dependent chain. 4 limbs: equal in a
 // dependent chain, but inside large inlined point code GCC's u128 version spills badly and the
-// asm made BN254 G2 MSMs 3x faster (benchmarks/NOTES.md). Define CUZK_X86_MONT4=0 to compare.
+// asm made BN254 G2 MSMs much faster. CUZK_X86_MONT4=0 selects the portable 4-limb product.
 #if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
 #define CUZK_X86_MONT6 1
 #ifndef CUZK_X86_MONT4
@@ -1250,7 +1233,7 @@ struct Fp {
 
 #ifdef CUZK_X86_ADDSUB
     // The asm forms of + and -: faster inside Fq2 code, slower inside the register-hungry G1
-    // pair code than the builtin-based operators (benchmarks/NOTES.md, CPU MSM).
+    // pair code than the builtin-based operators.
     static Fp add_asm(const Fp& a, const Fp& b) {
         Fp r;
         if constexpr (N == 4) mod_add_x86_4<P>(r.v, a.v, b.v);
@@ -1364,24 +1347,20 @@ struct Fp {
         return r;
 #endif
     }
-    // With CUZK_PAIR_SQR the device (and its host emulation, CUZK_EMULATE_DEVICE_PRODUCT) squares
-    // with ptx::mont_sqr: n(n+1)/2 + n² word products instead of 2n².
-    // a·b − c·d. On the device with CUZK_MUL_SUM and a field with 4p < R: a·b + c·(p − d)
-    // through one Montgomery reduction instead of two.
+    // a·b − c·d. On the device (and its host emulation, CUZK_EMULATE_DEVICE_PRODUCT) for a field
+    // with 4p < R: a·b + c·(p − d) through one Montgomery reduction instead of two.
     CUZK_HD static Fp mul_sub(const Fp& a, const Fp& b, const Fp& c, const Fp& d) {
-#if ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)) && \
-    defined(CUZK_MUL_SUM)
+#if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)
         if constexpr ((P::mod(N - 1) >> 62) == 0) return mul_sum_ptx(a, b, c, d.neg());
 #endif
         return a * b - c * d;
     }
-    // (a0 + a1·u)(b0 + b1·u) for Fp2 = Fp[u]/(u² + 1): on the device (CUZK_FQ2_LAZY, a field
-    // with 4p < R) three plain products and two reductions (ptx::fq2_mul_lazy), else Karatsuba
-    // over three Montgomery products.
+    // (a0 + a1·u)(b0 + b1·u) for Fp2 = Fp[u]/(u² + 1): on the device (a field with 4p < R)
+    // three plain products and two reductions (ptx::fq2_mul_lazy), else Karatsuba over three
+    // Montgomery products.
     CUZK_HD static void fq2_mul(Fp& r0, Fp& r1, const Fp& a0, const Fp& a1, const Fp& b0,
                                 const Fp& b1) {
-#if ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)) && \
-    CUZK_FQ2_LAZY
+#if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)
         if constexpr ((P::mod(N - 1) >> 62) == 0) {
             fq2_mul_ptx(r0, r1, a0, a1, b0, b1);
             return;
@@ -1392,9 +1371,9 @@ struct Fp {
         r0 = t0 - t1;
         r1 = t2 - t0 - t1;
     }
+    // The device squares with ptx::mont_sqr: n(n+1)/2 + n² word products instead of 2n².
     CUZK_FP_MUL Fp sqr() const {
-#if defined(CUZK_PAIR_SQR) && \
-    ((defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT))
+#if (defined(__CUDA_ARCH__) && defined(CUZK_PTX_MUL)) || defined(CUZK_EMULATE_DEVICE_PRODUCT)
         return sqr_ptx();
 #else
         return *this * *this;

@@ -5,14 +5,10 @@
 
 // Fq2 products and squares stay out of line, on the host and on the device: inlined into large
 // point formulas they leave the register allocator too little room (spills) and multiply compile
-// time, and on the device a G2 addition with its ten products inlined is ~15 k instructions
-// (~235 KiB of code per loop pass: more than the SM's instruction cache holds, the likely reason
-// the inlined loop ran at 65 % of G1's multiply rate whatever its occupancy). Out of line, H200:
-// G2 MSM 2^24 441 -> 348 ms (uniform), 74 -> 62 ms (90 % binary); BLS12-381's G2 module builds
-// in ~30 s instead of ~7 min (NOTES, GPU round 13). -DCUZK_FQ2_INLINE inlines them on the device.
-#if defined(CUZK_DEVICE_CODE) && defined(CUZK_FQ2_INLINE)
-#define CUZK_FQ2_MUL CUZK_HD
-#elif defined(CUZK_DEVICE_CODE)
+// time, and on the device a G2 addition with its ten products inlined is ~15 k instructions,
+// more code per loop pass than the SM's instruction cache holds (slower G2 MSMs, and a G2
+// module that takes minutes to build).
+#if defined(CUZK_DEVICE_CODE)
 #define CUZK_FQ2_MUL __host__ __device__ __noinline__
 #else
 #define CUZK_FQ2_MUL inline __attribute__((noinline))
@@ -47,7 +43,7 @@ struct Fp2 {
     }
     CUZK_HD Fp2& operator*=(const Fp2& o) { return *this = *this * o; }
     // Karatsuba: 3 base-field multiplications (on the device 3 plain products and 2 reductions:
-    // F::fq2_mul, CUZK_FQ2_LAZY).
+    // F::fq2_mul).
     CUZK_FQ2_MUL Fp2 operator*(const Fp2& o) const {
 #ifdef CUZK_X86_MONT6
         if constexpr (F::HAS_WIDE) {

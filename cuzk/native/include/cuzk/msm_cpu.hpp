@@ -200,8 +200,8 @@ inline int msm_window_bits(size_t m, int nbits) {
 // Largest number of points one Pippenger pass takes (scratch per thread ~ MSM_CHUNK points).
 constexpr size_t MSM_CHUNK = (size_t)1 << 20;
 // Points per block of buckets reduced together: a block's pair rounds stay in the core's cache
-// (~1.5 MB of G1 points) at the price of one inversion per round per block (2^16-2^18, G1 and
-// G2: 5-10 % faster than whole-window rounds; benchmarks/NOTES.md).
+// (~1.5 MB of G1 points) at the price of one inversion per round per block (faster than
+// whole-window rounds at 2^16-2^18, G1 and G2).
 constexpr size_t MSM_BLOCK = 16384;
 
 // GLV: on both curves E (G1) and its twist E' (G2) have j = 0, so phi(x, y) = (beta x, y),
@@ -320,9 +320,8 @@ inline void glv_split_bn(const uint64_t* k, uint64_t* k1, uint64_t* k2) {
     sub_limbs(k2, q, 4);
 }
 
-// Measured on the 2-core development machine (2 threads, benchmarks/NOTES.md): the split pays
-// up to 2^16 points (BLS12-381 G1 −6 %, G2 −10 %), is even at 2^17 and loses 4–8 % at 2^18,
-// where gathering from P and phi(P) (twice the point memory) outgrows the cache.
+// The split pays up to 2^16 points, is even at 2^17 and loses at 2^18, where gathering from P
+// and phi(P) (twice the point memory) outgrows the cache.
 constexpr size_t GLV_MAX_POINTS = (size_t)1 << 17;
 
 template <class C, class F>

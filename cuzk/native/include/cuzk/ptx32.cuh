@@ -404,7 +404,7 @@ CUZK_PTX_FN void mont_mul_sum_k(uint32_t* r, const uint32_t* a, const uint32_t* 
 }
 
 // (a0 + a1·u)(b0 + b1·u) in Fp[u]/(u² + 1) with two Montgomery reductions instead of three
-// (CUZK_FQ2_LAZY): plain products T0 = a0·b0, T1 = a1·b1, T2 = (a0 + a1)(b0 + b1) over 2n words,
+// (Fp::fq2_mul): plain products T0 = a0·b0, T1 = a1·b1, T2 = (a0 + a1)(b0 + b1) over 2n words,
 // then r0 = REDC(T0 − T1, plus p·2^(32n) when negative) and r1 = REDC(T2 − T0 − T1) = REDC(a0·b1
 // + a1·b0). 3n² + 2n² word products against 3 · 2n². For fields with 4p < 2^(32n) and inputs
 // below p: the sums stay below 2p (n words), T2 < 4p² < 2^(64n), and both values handed to

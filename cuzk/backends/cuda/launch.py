@@ -1,4 +1,4 @@
-"""Launch helpers shared by the CUDA backend's modules (cuda.py, cuda_fr.py)."""
+"""Kernel launch arguments: grid sizes and the exact-width scalars CuPy passes to a kernel."""
 
 from __future__ import annotations
 

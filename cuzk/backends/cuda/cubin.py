@@ -1,4 +1,4 @@
-"""Ahead-of-time kernel cache for the CUDA backend: prebuilt cubins instead of NVRTC at first use.
+"""Prebuilt cubins instead of NVRTC at first use (the ahead-of-time kernel cache).
 
 `scripts/nvrtc_check.py --cubin-dir DIR` compiles every module the backend builds to a cubin for
 one real architecture (sm_XY) and writes DIR/<key>.cubin with DIR/<key>.json beside it (name
@@ -6,7 +6,7 @@ expression -> lowered, i.e. mangled, kernel name). With env CUZK_CUDA_CUBIN_DIR=
 loads a module from there when the key matches, and compiles as usual otherwise.
 
 The key covers everything that changes the binary: the module source (kernels.cu with the
-headers' hash, cuda._source()), the NVRTC options (cuda._options()) without the -I include
+headers' hash, modules.source()), the NVRTC options (modules.options()) without the -I include
 paths, which differ between machines, the sorted name expressions and the target arch. Not the
 NVRTC version: a cubin from another toolkit that the driver refuses makes the backend warn and
 compile instead.
@@ -22,7 +22,6 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-ENV = "CUZK_CUDA_CUBIN_DIR"
 _INCLUDE_FLAGS = ("-I", "--include-path", "-include-path")
 
 
@@ -62,12 +61,12 @@ def cache_key(source: str, options: Iterable[str], names: Iterable[str], arch: s
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def cache_dir() -> Path | None:
-    """The directory named by CUZK_CUDA_CUBIN_DIR, or None (unset or not a directory)."""
-    d = os.environ.get(ENV, "")
-    if not d:
+def cache_dir(directory: str) -> Path | None:
+    """The cache directory (Tuning.cubin_dir, env CUZK_CUDA_CUBIN_DIR), or None when unset or
+    not a directory."""
+    if not directory:
         return None
-    p = Path(d)
+    p = Path(directory)
     return p if p.is_dir() else None
 
 
@@ -105,4 +104,4 @@ def write(directory: Path | str, key: str, cubin: bytes, lowered: dict[str, str]
     return cpath
 
 
-__all__ = ["ENV", "arch_of", "cache_dir", "cache_key", "lookup", "portable_options", "write"]
+__all__ = ["arch_of", "cache_dir", "cache_key", "lookup", "portable_options", "write"]
