@@ -1,4 +1,4 @@
-// Host driver for cuzk/native/cuda/msm_affine.cuh (tests/test_msm_affine_host.py): runs the
+// Host driver for cuzk/native/cuda/msm_affine.cuh (tests/host_kernels/test_msm_affine_host.py): runs the
 // batch-affine rounds exactly as CudaBackend does (one kernel body per thread id, in order) on
 // buckets read from a file and writes each bucket's final point.
 //

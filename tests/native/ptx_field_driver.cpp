@@ -1,5 +1,5 @@
 // Host driver for the device Montgomery product and square (ff.cuh mul_ptx / sqr_ptx over
-// ptx32.cuh), compiled with CUZK_EMULATE_PTX (tests/test_ptx_field_host.py): every product and
+// ptx32.cuh), compiled with CUZK_EMULATE_PTX (tests/host_kernels/test_ptx_field_host.py): every product and
 // square must equal the portable product, on edge values and on random values from the given seed.
 // Built with CUZK_EMULATE_DEVICE_PRODUCT, * and sqr() are the device paths
 // themselves (mul_ptx, sqr_ptx): the square is then checked against the device product.

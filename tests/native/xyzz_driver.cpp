@@ -1,6 +1,6 @@
 // Host driver for the XYZZ group law of the CUDA MSM (cuzk/native/cuda/xyzz.cuh), compiled with
 // CUZK_EMULATE_DEVICE_PRODUCT so every field product is the device product's exact emulation
-// (tests/test_xyzz_host.py). Per bucket of ±points: the first half summed with the inlined mixed
+// (tests/host_kernels/test_xyzz_host.py). Per bucket of ±points: the first half summed with the inlined mixed
 // addition, the second with the out-of-line one, the halves joined by the full addition; writes
 // the sum and its double (xyzz_dbl) as affine points, then the emulation's dropped-carry count.
 //

@@ -12,7 +12,7 @@
 // later rounds read the previous round's output directly (entries == null). Infinity is the
 // all-zero encoding (never on the curve: b != 0).
 //
-// The bodies are host+device so tests/test_msm_affine_host.py runs them on the CPU (one
+// The bodies are host+device so tests/host_kernels/test_msm_affine_host.py runs them on the CPU (one
 // thread id at a time) against independent sums; kernels.cu wraps them in __global__ kernels.
 #pragma once
 

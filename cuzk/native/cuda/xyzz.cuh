@@ -1,5 +1,5 @@
 // Group law in XYZZ coordinates for the CUDA MSM (kernels.cu), host+device so that
-// tests/test_xyzz_host.py runs it on the CPU through the emulated device product.
+// tests/host_kernels/test_xyzz_host.py runs it on the CPU through the emulated device product.
 #pragma once
 
 #include "cuzk/curves.cuh"

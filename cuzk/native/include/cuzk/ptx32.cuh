@@ -1,7 +1,7 @@
 // 32-bit multiply-add carry-chain operations of the device Montgomery products (ff.cuh,
 // CUZK_PTX_MUL): one PTX instruction each on the device. With CUZK_EMULATE_PTX on the host they
 // are an exact emulation (the carry flag CC.CF as a thread-local word), so the same product code
-// is tested on the CPU (tests/test_ptx_field_host.py) against the portable one.
+// is tested on the CPU (tests/host_kernels/test_ptx_field_host.py) against the portable one.
 //
 // Names follow PTX: mad = multiply-add, lo/hi = half of the 64-bit product, c = carry in,
 // .cc = carry out.

@@ -17,7 +17,7 @@ from curve_helpers import bucket_cases, random_points
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CXX = shutil.which("g++") or shutil.which("c++")
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")

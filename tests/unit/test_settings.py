@@ -11,7 +11,7 @@ import pytest
 from cuzk import cli, settings
 from cuzk.settings import ConfigError, Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "cuzk"
 
 

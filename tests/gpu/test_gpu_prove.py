@@ -117,7 +117,7 @@ def test_queries_kept_on_the_host_prove_identically(curve: str) -> None:
     not fit; B's copies hold their live bases only), their MSMs streamed in small chunks beside
     the partition's other streams: the same proof bytes as the CPU backend's, proof after
     proof. (The copies' wait for work already queued on the stream is checked structurally by
-    tests/test_msm_kernels_host.py: this test passes without that wait too.)"""
+    tests/host_kernels/test_msm_kernels_host.py: this test passes without that wait too.)"""
     rng = random.Random(SEED ^ hash(curve))
     c = get_curve(curve)
     gpu = cuda.CudaBackend(tuning=cuda.Tuning.from_env(msm_stream_rows=5000))

@@ -28,7 +28,7 @@ def test_defaults_are_local_and_complete() -> None:
 
 
 def test_example_config_loads() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     c = cfg.load(root / "configs" / "cuzk.example.toml")
     assert c.circuits, "the example registers at least one circuit"
     for cid in c["srs"]["preload"]:

@@ -12,7 +12,7 @@ from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cuda import CudaBackend, Tuning, tuning
 from cuzk.settings import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_variable_is_documented() -> None:

@@ -18,7 +18,7 @@ from cuzk.backends.cuda import Tuning, modules
 from cuzk.backends.cuda import cubin as cuda_cubin
 from cuzk.backends.cuda.modules import FR_KERNELS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SRC = "// headers abc\n__global__ void k() {}\n"
 OPTS = ("--std=c++17", "-I/home/a/cuzk/native/include", "-I/home/a/native/cuda", "-DX")

@@ -21,7 +21,7 @@ from cuzk.backends import cuda  # noqa: E402
 if not cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A kernel that writes through a pointer no allocation owns: the context's sticky error.
 _FAULT = '''

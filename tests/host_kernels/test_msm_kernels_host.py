@@ -43,7 +43,7 @@ from cuzk.backends.cuda.msm_plan import choose_window
 from cuzk.curves import get_curve
 from cuzk.layout import fr_from_ints
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CXX = shutil.which("g++") or shutil.which("clang++")
 CURVES = ("bls12_381", "bn254")
 GROUPS = (1, 2)

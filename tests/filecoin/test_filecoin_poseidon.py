@@ -34,7 +34,7 @@ from cuzk.filecoin.poseidon.reference import (
 )
 from cuzk.filecoin.poseidon.rounds import round_numbers
 
-KAT = json.loads((Path(__file__).parent / "fixtures" / "filecoin_poseidon_kat.json").read_text())
+KAT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "filecoin_poseidon_kat.json").read_text())
 
 
 def test_round_numbers_match_neptune() -> None:
