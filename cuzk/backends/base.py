@@ -39,34 +39,14 @@ class Backend(Protocol):
 
     def g2_mul(self, curve: Curve, base: np.ndarray, scalars: np.ndarray) -> np.ndarray: ...
 
-    def fr_ntt(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        omega: int,
-        inverse: bool = False,
-        shift: int | None = None,
-    ) -> np.ndarray: ...
+    def fr_ntt(self, curve: Curve, a: np.ndarray, omega: int, inverse: bool = False,
+               shift: int | None = None) -> np.ndarray: ...
 
-    def groth16_h(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        b: np.ndarray,
-        c: np.ndarray,
-        omega: int,
-        shift: int,
-        coefficients: bool,
-    ) -> np.ndarray: ...
+    def groth16_h(self, curve: Curve, a: np.ndarray, b: np.ndarray, c: np.ndarray, omega: int,
+                  shift: int, coefficients: bool) -> np.ndarray: ...
 
-    def csr_matvec(
-        self,
-        curve: Curve,
-        indptr: np.ndarray,
-        indices: np.ndarray,
-        values: np.ndarray,
-        w: np.ndarray,
-    ) -> np.ndarray: ...
+    def csr_matvec(self, curve: Curve, indptr: np.ndarray, indices: np.ndarray,
+                   values: np.ndarray, w: np.ndarray) -> np.ndarray: ...
 
 
 @runtime_checkable

@@ -97,30 +97,16 @@ class CpuBackend:
         c = get_curve(curve)
         return self._n.g1_add(c.name, _u64(p), _u64(q), threads=self._threads(len(p)))
 
-    def fr_ntt(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        omega: int,
-        inverse: bool = False,
-        shift: int | None = None,
-    ) -> np.ndarray:
+    def fr_ntt(self, curve: Curve, a: np.ndarray, omega: int, inverse: bool = False,
+               shift: int | None = None) -> np.ndarray:
         c = get_curve(curve)
         s = None if shift is None else _fr_limbs(c, shift)
         return self._n.fr_ntt(
             c.name, _u64(a), _fr_limbs(c, omega), inverse, s, threads=self._threads(len(a))
         )
 
-    def groth16_h(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        b: np.ndarray,
-        c: np.ndarray,
-        omega: int,
-        shift: int,
-        coefficients: bool,
-    ) -> np.ndarray:
+    def groth16_h(self, curve: Curve, a: np.ndarray, b: np.ndarray, c: np.ndarray, omega: int,
+                  shift: int, coefficients: bool) -> np.ndarray:
         cv = get_curve(curve)
         return self._n.groth16_h(
             cv.name,
@@ -133,15 +119,8 @@ class CpuBackend:
             threads=self._threads(len(a)),
         )
 
-    def csr_matvec(
-        self,
-        curve: Curve,
-        indptr: np.ndarray,
-        indices: np.ndarray,
-        values: np.ndarray,
-        w: np.ndarray,
-        out: np.ndarray | None = None,
-    ) -> np.ndarray:
+    def csr_matvec(self, curve: Curve, indptr: np.ndarray, indices: np.ndarray,
+                   values: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """M·w; with out ((m, 4) uint64, C-contiguous) the rows are written there, no copy."""
         c = get_curve(curve)
         return self._n.csr_matvec(

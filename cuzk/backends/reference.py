@@ -69,41 +69,21 @@ class ReferenceBackend:
         pts = [G.add(x, y) for x, y in zip(g1_to_ints(c, p), g1_to_ints(c, q), strict=True)]
         return g1_from_ints(c, pts).reshape(len(pts), 2, c.limbs)
 
-    def fr_ntt(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        omega: int,
-        inverse: bool = False,
-        shift: int | None = None,
-    ) -> np.ndarray:
+    def fr_ntt(self, curve: Curve, a: np.ndarray, omega: int, inverse: bool = False,
+               shift: int | None = None) -> np.ndarray:
         c = get_curve(curve)
         return fr_from_ints(c, rntt.ntt(c, fr_to_ints(a), omega, inverse=inverse, shift=shift))
 
-    def groth16_h(
-        self,
-        curve: Curve,
-        a: np.ndarray,
-        b: np.ndarray,
-        c: np.ndarray,
-        omega: int,
-        shift: int,
-        coefficients: bool,
-    ) -> np.ndarray:
+    def groth16_h(self, curve: Curve, a: np.ndarray, b: np.ndarray, c: np.ndarray, omega: int,
+                  shift: int, coefficients: bool) -> np.ndarray:
         cv = get_curve(curve)
         h = rntt.groth16_h(
             cv, fr_to_ints(a), fr_to_ints(b), fr_to_ints(c), omega, shift, coefficients
         )
         return fr_from_ints(cv, h)
 
-    def csr_matvec(
-        self,
-        curve: Curve,
-        indptr: np.ndarray,
-        indices: np.ndarray,
-        values: np.ndarray,
-        w: np.ndarray,
-    ) -> np.ndarray:
+    def csr_matvec(self, curve: Curve, indptr: np.ndarray, indices: np.ndarray,
+                   values: np.ndarray, w: np.ndarray) -> np.ndarray:
         c = get_curve(curve)
         r = c.r
         vals = fr_to_ints(values)

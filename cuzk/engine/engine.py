@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuzk.backends.base import Backend
 from cuzk.engine.buffers import HostBufferPool
@@ -42,15 +42,11 @@ from cuzk.engine.srs import KeyTier, SrsManager
 from cuzk.engine.status import EngineStatus, LockStatus
 from cuzk.engine.synthesis_worker import SynthesisWorker
 from cuzk.engine.timeline import DeviceLock, Timeline
-from cuzk.engine.types import (
-    CircuitSpec,
-    JobRequest,
-    JobResult,
-    JobState,
-    JobStatus,
-    PartitionInput,
-)
+from cuzk.engine.types import JobState, PartitionInput
 from cuzk.engine.worker import Worker
+
+if TYPE_CHECKING:
+    from cuzk.engine.types import CircuitSpec, JobRequest, JobResult, JobStatus
 
 __all__ = ["DeviceLost", "Engine", "EngineError", "VerifyMismatch"]
 
