@@ -144,11 +144,23 @@ def test_ten_partitions_verify_and_lock_covers_only_kernels(
     assert len({w for _, _, w in holds}) == 2
 
 
-def test_priority_critical_overtakes_queued_low_jobs(make_engine, rng: random.Random) -> None:
+def test_priority_critical_overtakes_queued_low_jobs(make_engine, circuit: SyntheticCircuit,
+                                                    pk: ProvingKey, rng: random.Random) -> None:
     eng = make_engine(partition_workers=1, gpu_workers_per_device=1, max_gpu_queue_depth=1,
                       synthesis_concurrency=1)
+    # Witnesses wait until every job is in, so the first LOW job cannot finish its synthesis
+    # (and free the slot for the next LOW job) before the CRITICAL one arrives.
+    submitted = threading.Event()
+    witness = circuit.witness_fn()
+
+    def gated(inputs: object, partition: int) -> np.ndarray:
+        submitted.wait(60)
+        return witness(inputs, partition)
+
+    eng.register_circuit(CID, CircuitSpec(key=pk, witness_fn=gated))
     lows = [eng.submit(_job([rng.getrandbits(32)] * 2, Priority.LOW)) for _ in range(3)]
     crit = eng.submit(_job([rng.getrandbits(32)] * 2, Priority.CRITICAL))
+    submitted.set()
     results = {j: eng.await_job(j, timeout=600) for j in [*lows, crit]}
     assert all(r.state == JobState.COMPLETED for r in results.values())
     # CRITICAL was admitted to synthesis ahead of the LOW jobs still pending, so it finishes
