@@ -47,7 +47,8 @@ def parameter_dir(directory: str | os.PathLike | None = None) -> Path:
     return Path(env) if env else DEFAULT_PARAMETER_DIR
 
 
-def _where(directory: Path) -> str:
+def describe_dir(directory: Path) -> str:
+    """The directory and where it came from (for messages)."""
     env = settings().parameter_cache
     if env and Path(env) == directory:
         return f"{directory} (FIL_PROOFS_PARAMETER_CACHE)"
@@ -61,7 +62,7 @@ class MissingParameterFile(FileNotFoundError):
 
     def __init__(self, path: Path, hint: str = "") -> None:
         self.path = path
-        msg = f"missing Filecoin parameter file {path.name} in {_where(path.parent)}"
+        msg = f"missing Filecoin parameter file {path.name} in {describe_dir(path.parent)}"
         super().__init__(msg + (f": {hint}" if hint else ""))
 
     def __str__(self) -> str:

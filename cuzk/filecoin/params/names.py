@@ -120,10 +120,13 @@ def parse_size(text: str | int) -> int:
     if isinstance(text, int):
         return text
     t = text.strip()
-    for unit, k in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB), ("B", 1)):
-        if t.endswith(unit):
-            return int(t[: -len(unit)]) * k
-    return int(t)
+    try:
+        for unit, k in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB), ("B", 1)):
+            if t.endswith(unit):
+                return int(t[: -len(unit)]) * k
+        return int(t)
+    except ValueError:
+        raise ValueError(f"sector size {text!r} is neither bytes nor a size like 32GiB") from None
 
 
 @dataclass(frozen=True)
