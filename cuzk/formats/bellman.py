@@ -515,14 +515,13 @@ def write_bellman_params(pk: ProvingKey, path: PathLike, density: DensityLike = 
     if len(pk.h_g1) != pk.domain_size - 1:
         raise ValueError(f"H has {len(pk.h_g1)} points, expected domain_size-1={pk.domain_size - 1}")
     a_mask, b_mask = _key_masks(pk, density)
-    if density is not None:
-        for arr, what in ((pk.h_g1, "h"), (pk.l_g1, "l")):
-            zero = ~_nonzero(arr)
-            if zero.any():
-                raise ValueError(
-                    f"{what} point #{int(np.flatnonzero(zero)[0])} is at infinity (an "
-                    "unconstrained variable): bellperson refuses such a key"
-                )
+    for arr, what in ((pk.h_g1, "h"), (pk.l_g1, "l")):
+        zero = ~_nonzero(arr)
+        if zero.any():
+            raise ValueError(
+                f"{what} point #{int(np.flatnonzero(zero)[0])} is at infinity (an "
+                "unconstrained variable): bellperson refuses such a key, and so does our reader"
+            )
 
     def chunks() -> Iterator[bytes]:
         yield _vk_bytes(pk)

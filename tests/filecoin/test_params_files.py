@@ -5,6 +5,7 @@ and digests."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -155,6 +156,22 @@ def test_writer_checks_the_density(key, tmp_path: Path) -> None:
         bellman.write_bellman_params(pk, tmp_path / "x.params",
                                      density=Density(density.a, b, shape.inputs))
     assert not list(tmp_path.iterdir())  # nothing half-written
+    l_g1 = np.array(pk.l_g1)
+    l_g1[4] = 0
+    with pytest.raises(ValueError, match="l point #4 is at infinity"):
+        bellman.write_bellman_params(dataclasses.replace(pk, l_g1=l_g1), tmp_path / "y.params")
+
+
+def test_density_checks_itself(key) -> None:
+    shape, density, _, _, _ = key
+    a = density.a.copy()
+    a[1] = False
+    with pytest.raises(ValueError, match="every input"):
+        Density(a, density.b, shape.inputs)
+    with pytest.raises(ValueError, match="shape"):
+        Density(density.a, density.b[:-1], shape.inputs)
+    assert Density(density.a.view(np.uint8), density.b, shape.inputs) == density
+    assert density.digest() != Density(density.a, ~density.b, shape.inputs).digest()
 
 
 # --- location, .meta, digests -----------------------------------------------------------------
