@@ -73,6 +73,8 @@ class Settings:
     token: str = field(default="", metadata={"env": "CUZK_TOKEN"})
     node_modules: str = field(default="", metadata={"env": "CUZK_NODE_MODULES"})
     cubin_dir: str = field(default="", metadata={"env": "CUZK_CUDA_CUBIN_DIR"})
+    # Filecoin's own variable (rust-fil-proofs reads it too): where the .params/.vk files are.
+    parameter_cache: str = field(default="", metadata={"env": "FIL_PROOFS_PARAMETER_CACHE"})
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -84,6 +86,7 @@ class Settings:
             token=env_str(e, "CUZK_TOKEN"),
             node_modules=env_str(e, "CUZK_NODE_MODULES"),
             cubin_dir=env_str(e, "CUZK_CUDA_CUBIN_DIR"),
+            parameter_cache=env_str(e, "FIL_PROOFS_PARAMETER_CACHE"),
         )
 
 

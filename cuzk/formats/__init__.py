@@ -7,7 +7,7 @@
 | `wtns` | iden3 `.wtns` witnesses |
 | `zkey` | snarkjs Groth16 `.zkey` (read and write) |
 | `snarkjs_json` | proof.json, public.json, verification_key.json |
-| `bellman` | Filecoin/bellman params and vk files |
+| `bellman` | Filecoin/bellman params and vk files (a/b placed by the circuit's density) |
 | `proof_bytes` | compressed proofs (192 bytes on BLS12-381, 128 on BN254) |
 | `cache` | the memory-mapped native key cache, `load_proving_key` |
 
@@ -16,12 +16,14 @@ Every reader raises `FormatError` (a ValueError) naming the file, section and pr
 
 from cuzk.formats.bellman import (
     bellman_density,
+    convert_bellman_params,
     read_bellman_params,
     read_bellman_vk,
+    scan_bellman_params,
     write_bellman_params,
     write_bellman_vk,
 )
-from cuzk.formats.cache import load_key_cache, load_proving_key, save_key_cache
+from cuzk.formats.cache import KeyCacheWriter, load_key_cache, load_proving_key, save_key_cache
 from cuzk.formats.errors import FormatError
 from cuzk.formats.proof_bytes import decode_proof, encode_proof, proof_size
 from cuzk.formats.r1cs import add_snarkjs_public_rows, read_r1cs, snarkjs_domain_size
@@ -41,8 +43,10 @@ from cuzk.formats.zkey import read_zkey, read_zkey_vk, write_zkey
 
 __all__ = [
     "FormatError",
+    "KeyCacheWriter",
     "add_snarkjs_public_rows",
     "bellman_density",
+    "convert_bellman_params",
     "decode_proof",
     "encode_proof",
     "load_key_cache",
@@ -60,6 +64,7 @@ __all__ = [
     "read_zkey",
     "read_zkey_vk",
     "save_key_cache",
+    "scan_bellman_params",
     "snarkjs_domain_size",
     "vk_to_json",
     "write_bellman_params",

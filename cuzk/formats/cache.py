@@ -19,6 +19,7 @@ import mmap as _mmap
 import os
 import struct
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,38 +93,114 @@ def _collect(pk: ProvingKey) -> tuple[dict, dict[str, np.ndarray]]:
     return header, arrays
 
 
-def save_key_cache(pk: ProvingKey, path: PathLike) -> None:
-    """Write `pk` as a cache file (atomically: a reader never sees half a file)."""
-    header, arrays = _collect(pk)
+def _plan(header: dict, specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[bytes, int]:
+    """Lay out the arrays after the header (header["arrays"] is filled in); returns the padded
+    header and the file's total size."""
     layout: dict[str, dict] = {}
     # Offsets depend on the header length, which depends on the offsets' digits: lay out
     # with a generous header reservation, then pad the real header to it.
-    reserve = 4096 + 160 * len(arrays)
+    reserve = 4096 + 160 * len(specs)
     offset = _round_up(_PREFIX.size + reserve)
-    for name, arr in arrays.items():
-        a = np.ascontiguousarray(arr)
-        dt = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
-        layout[name] = {"offset": offset, "dtype": dt.str, "shape": list(a.shape)}
-        offset = _round_up(offset + a.nbytes)
+    for name, (shape, dt) in specs.items():
+        dt = np.dtype(dt)
+        dt = dt.newbyteorder("<") if dt.byteorder == ">" else dt
+        layout[name] = {"offset": offset, "dtype": dt.str, "shape": [int(s) for s in shape]}
+        offset = _round_up(offset + int(np.prod(shape, dtype=np.int64)) * dt.itemsize)
     header["arrays"] = layout
     blob = json.dumps(header, separators=(",", ":")).encode()
     if len(blob) > reserve:
         raise ValueError("key cache header larger than its reservation (meta too large?)")
     blob = blob.ljust(reserve, b" ")
+    return _PREFIX.pack(MAGIC, VERSION, 0, len(blob)) + blob, offset
+
+
+def save_key_cache(pk: ProvingKey, path: PathLike) -> None:
+    """Write `pk` as a cache file (atomically: a reader never sees half a file)."""
+    header, arrays = _collect(pk)
+    arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
+    head, total = _plan(header, {k: (a.shape, a.dtype) for k, a in arrays.items()})
+    layout = header["arrays"]
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_PREFIX.pack(MAGIC, VERSION, 0, len(blob)))
-            f.write(blob)
+            f.write(head)
             for name, arr in arrays.items():
                 f.seek(layout[name]["offset"])
                 f.write(np.ascontiguousarray(arr, dtype=np.dtype(layout[name]["dtype"])))
-            f.truncate(offset)
+            f.truncate(total)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class KeyCacheWriter:
+    """A key-cache file laid out up front and filled in place through writable maps, so a key
+    larger than memory (a 32 GiB PoRep's) is converted chunk by chunk. The arrays start as
+    zeros (the point at infinity). `commit()` makes the file visible under its name at once;
+    leaving the `with` block without it removes the file."""
+
+    def __init__(self, path: PathLike, *, curve: Curve, n_vars: int, n_public: int,
+                 domain_size: int, h_convention: str, meta: dict | None = None) -> None:
+        L = curve.limbs
+        g1, g2 = (2, L), (2, 2, L)
+        n_h = domain_size - (1 if h_convention == "bellman" else 0)
+        u64 = np.dtype(np.uint64)
+        specs: dict[str, tuple[tuple[int, ...], np.dtype]] = {
+            "alpha_g1": (g1, u64), "beta_g1": (g1, u64), "beta_g2": (g2, u64),
+            "delta_g1": (g1, u64), "delta_g2": (g2, u64),
+            "a_g1": ((n_vars, *g1), u64), "b_g1": ((n_vars, *g1), u64),
+            "b_g2": ((n_vars, *g2), u64), "l_g1": ((n_vars - n_public - 1, *g1), u64),
+            "h_g1": ((n_h, *g1), u64),
+            "vk.alpha_g1": (g1, u64), "vk.beta_g2": (g2, u64), "vk.gamma_g2": (g2, u64),
+            "vk.delta_g2": (g2, u64), "vk.ic": ((n_public + 1, *g1), u64),
+        }  # fmt: skip
+        header = {
+            "format": "cuzk-key-cache", "version": VERSION, "curve": curve.name,
+            "n_vars": n_vars, "n_public": n_public, "domain_size": domain_size,
+            "h_convention": h_convention, "meta": _json_safe(meta or {}), "r1cs": None,
+        }  # fmt: skip
+        head, total = _plan(header, specs)
+        self.path = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        self._tmp = Path(tmp)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(head)
+                f.truncate(total)  # sparse: unwritten rows read as zeros
+            self.arrays: dict[str, np.ndarray] = {}
+            for name, spec in header["arrays"].items():
+                shape = tuple(spec["shape"])
+                if int(np.prod(shape, dtype=np.int64)) == 0:
+                    self.arrays[name] = np.zeros(shape, dtype=np.uint64)
+                else:
+                    self.arrays[name] = np.memmap(self._tmp, dtype=np.dtype(spec["dtype"]),
+                                                  mode="r+", offset=spec["offset"], shape=shape)
+        except BaseException:
+            self._tmp.unlink(missing_ok=True)
+            raise
+        self._done = False
+
+    def commit(self) -> None:
+        for arr in self.arrays.values():
+            if isinstance(arr, np.memmap):
+                arr.flush()
+        self.arrays = {}
+        os.replace(self._tmp, self.path)
+        self._done = True
+
+    def abort(self) -> None:
+        self.arrays = {}
+        if not self._done:
+            self._tmp.unlink(missing_ok=True)
+            self._done = True
+
+    def __enter__(self) -> KeyCacheWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.abort()
 
 
 def _round_up(n: int) -> int:
@@ -256,29 +333,49 @@ def _sniff(path: PathLike) -> str:
     return "bellman"
 
 
+def _masks(density: Any) -> tuple[np.ndarray, np.ndarray]:
+    from cuzk.model.density import Density
+
+    if isinstance(density, R1CS):
+        return Density.from_r1cs(density).masks()
+    if isinstance(density, Density):
+        return density.masks()
+    a, b = density
+    return np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+
+
 def load_proving_key(
     path: PathLike,
     curve: Curve | str | None = None,
     density: Any = None,
     cache: bool = True,
     cache_dir: PathLike | None = None,
+    verify_source: Callable[[Path], None] | None = None,
 ) -> ProvingKey:
     """Any proving key file -> ProvingKey, parsed once and memory-mapped from then on.
 
     zkey files carry their curve; bellman params do not (`curve` defaults to BLS12-381,
-    Filecoin's) and may need `density` (see `bellman.read_bellman_params`).
+    Filecoin's) and need the circuit's `density` (a `cuzk.model.density.Density`, its R1CS,
+    or masks; see `bellman.read_bellman_params`) unless a/b hold a point per variable. A
+    bellman file with a Density or masks is converted into the cache chunk by chunk (never
+    held in memory); with an R1CS it is read in memory and the R1CS kept on the key, as
+    before. `verify_source(path)` runs before the source is parsed (not when a converted copy
+    is used): e.g. a digest check.
     """
-    from cuzk.formats.bellman import bellman_density, read_bellman_params
+    from cuzk.formats.bellman import convert_bellman_params, read_bellman_params
     from cuzk.formats.zkey import read_zkey
 
     kind = _sniff(path)
     if kind == "cache":
         return load_key_cache(path)
+    c = get_curve(curve or "bls12_381")
 
     def parse() -> ProvingKey:
+        if verify_source is not None:
+            verify_source(Path(path))
         if kind == "zkey":
             return read_zkey(path)
-        return read_bellman_params(path, curve or "bls12_381", density)
+        return read_bellman_params(path, c, density)
 
     if not cache:
         return parse()
@@ -286,10 +383,10 @@ def load_proving_key(
     st = src.stat()
     h = hashlib.sha256(f"{src}|{st.st_size}|{st.st_mtime_ns}|{VERSION}|{kind}".encode())
     if kind == "bellman":
-        h.update(get_curve(curve or "bls12_381").name.encode())
+        h.update(c.name.encode())
         if density is not None:
-            for m in bellman_density(density) if not isinstance(density, tuple) else density:
-                h.update(np.packbits(np.asarray(m, dtype=bool)).tobytes())
+            for m in _masks(density):
+                h.update(np.packbits(m).tobytes())
     cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = cdir / f"{src.stem}-{h.hexdigest()[:20]}.cuzkkey"
     if target.exists():
@@ -297,6 +394,16 @@ def load_proving_key(
             return load_key_cache(target)
         except FormatError as exc:
             log.warning("rebuilding unreadable key cache %s: %s", target, exc)
+    if kind == "bellman" and not isinstance(density, R1CS):
+        try:
+            cdir.mkdir(parents=True, exist_ok=True)
+            if verify_source is not None:
+                verify_source(src)
+            convert_bellman_params(src, target, c, density)
+            return load_key_cache(target)
+        except OSError as exc:
+            log.warning("cannot write key cache %s (%s): reading %s in memory", target, exc, src)
+            return read_bellman_params(path, c, density)
     pk = parse()
     try:
         cdir.mkdir(parents=True, exist_ok=True)

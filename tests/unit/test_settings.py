@@ -18,9 +18,9 @@ PKG = ROOT / "cuzk"
 def test_from_env_reads_each_variable() -> None:
     s = Settings.from_env({"CUZK_BACKEND": "cpu", "CUZK_CACHE_DIR": "/c", "CUZK_ADDRESS": "h:1",
                            "CUZK_TOKEN": "t", "CUZK_NODE_MODULES": "/nm",
-                           "CUZK_CUDA_CUBIN_DIR": "/cub"})
-    assert (s.backend, s.cache_dir, s.address, s.token, s.node_modules, s.cubin_dir) == (
-        "cpu", "/c", "h:1", "t", "/nm", "/cub")
+                           "CUZK_CUDA_CUBIN_DIR": "/cub", "FIL_PROOFS_PARAMETER_CACHE": "/fp"})
+    assert (s.backend, s.cache_dir, s.address, s.token, s.node_modules, s.cubin_dir,
+            s.parameter_cache) == ("cpu", "/c", "h:1", "t", "/nm", "/cub", "/fp")
     assert Settings.from_env({}) == Settings()
     assert Settings.from_env({"CUZK_BACKEND": ""}).backend == "auto"  # empty = unset
 
@@ -87,7 +87,7 @@ def test_docs_name_every_variable() -> None:
     tuning = ROOT / "docs" / "tuning.md"
     if tuning.exists():  # the CUDA backend's tuning variables are documented there
         docs += tuning.read_text()
-    documented = set(re.findall(r"`(CUZK_[A-Z0-9_]+)`", docs))
+    documented = set(re.findall(r"`((?:CUZK|FIL_PROOFS)_[A-Z0-9_]+)`", docs))
     missing = [n for n in settings.env_names() if n not in documented]
     assert not missing, f"not in docs/config.md (or docs/tuning.md): {missing}"
 

@@ -4,6 +4,7 @@
         x = AllocatedNum.alloc(cs, value)
         ...
     shape = synthesize_shape(circuit)     # counts only
+    shape, density = synthesize_density(circuit)   # and which variables are in A, in B
     r1cs = synthesize_r1cs(circuit)       # CSR matrices (cuzk R1CS)
     w = synthesize_witness(circuit)       # (n_vars, 4) canonical limbs
 """
@@ -21,6 +22,7 @@ from cuzk.filecoin.cs.lc import CAPACITY, LC, NUM_BITS, ONE, LinearLike, R, Var,
 from cuzk.filecoin.cs.record import RecordCS
 from cuzk.filecoin.cs.template import clear_templates, template, template_count
 from cuzk.filecoin.cs.witness import WitnessCS
+from cuzk.model.density import Density
 from cuzk.model.r1cs import R1CS
 
 Circuit = Callable[[ConstraintSystem], Any]
@@ -30,6 +32,14 @@ def synthesize_shape(circuit: Circuit) -> Shape:
     cs = ShapeCS()
     circuit(cs)
     return cs.shape()
+
+
+def synthesize_density(circuit: Circuit) -> tuple[Shape, Density]:
+    """Shape mode's counts and the density of A and B (which variables have points in a
+    params file's a, b_g1, b_g2), without any matrix."""
+    cs = ShapeCS()
+    circuit(cs)
+    return cs.shape(), cs.density()
 
 
 def synthesize_r1cs(circuit: Circuit, labels: bool = True) -> R1CS:
@@ -49,6 +59,6 @@ def synthesize_witness(
 __all__ = [
     "CAPACITY", "LC", "NUM_BITS", "ONE", "R", "Circuit", "ConstraintSystem", "LinearLike",
     "RecordCS", "Shape", "ShapeCS", "SynthesisError", "Var", "WitnessCS", "check_satisfied",
-    "clear_templates", "is_satisfied", "merged", "synthesize_r1cs", "synthesize_shape",
-    "synthesize_witness", "template", "template_count",
+    "clear_templates", "is_satisfied", "merged", "synthesize_density", "synthesize_r1cs",
+    "synthesize_shape", "synthesize_witness", "template", "template_count",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.filecoin.cs.lc import LinearLike, Var, merged
+from cuzk.model.density import Density
 
 
 class SynthesisError(ValueError):
@@ -225,6 +226,19 @@ class ShapeCS(ConstraintSystem):
         from cuzk.filecoin.cs.template import replay_call
 
         return replay_call(self, fn, args)
+
+    def density(self) -> Density:
+        """Which variables have points in the A and B queries of the circuit's key (every
+        input is in A through its appended input constraint): what places the points of a
+        bellperson params file, whose points at infinity are left out."""
+        n_in, n_aux = self.n_inputs, self.n_aux
+        a = np.empty(n_in + n_aux, dtype=bool)
+        b = np.empty(n_in + n_aux, dtype=bool)
+        a[:n_in] = True
+        a[n_in:] = np.frombuffer(self._ma.aux, dtype=np.uint8, count=n_aux).view(bool)
+        b[:n_in] = np.frombuffer(self._mb.inputs, dtype=np.uint8, count=n_in).view(bool)
+        b[n_in:] = np.frombuffer(self._mb.aux, dtype=np.uint8, count=n_aux).view(bool)
+        return Density(a, b, n_in)
 
     def shape(self) -> Shape:
         aux_a, in_a = self._ma.count()
