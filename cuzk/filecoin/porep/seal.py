@@ -71,7 +71,7 @@ def fr32_pad(raw: bytes, nodes: int) -> np.ndarray:
         bits = np.unpackbits(src[s * 254 // 8 : (s + k) * 254 // 8], bitorder="little").reshape(k, 254)
         bits = np.concatenate([bits, np.zeros((k, 2), dtype=np.uint8)], axis=1)
         out[s : s + k] = np.packbits(bits, axis=1, bitorder="little")
-    return out.view("<u8").astype(np.uint64)
+    return out.view(np.uint64)
 
 
 def fr32_unpad(nodes: np.ndarray) -> bytes:
@@ -91,7 +91,7 @@ def padded_nodes(raw: bytes, nodes: int) -> np.ndarray:
     if bad.size:
         raise ValueError(f"node {int(bad[0])} of the padded data has its top bits set "
                          "(not fr32-padded)")
-    return buf.view("<u8").reshape(nodes, 4).astype(np.uint64)
+    return buf.view(np.uint64).reshape(nodes, 4)
 
 
 def _native():  # noqa: ANN202
@@ -114,7 +114,7 @@ def compute_labels(graph: StackedGraph, replica_id: bytes, layers: int,
         if nat is None:
             raise RuntimeError("the native extension has no SDR kernels (rebuild it)")
         lab = nat.sdr_labels(replica_id, parents, layers)
-        return np.ascontiguousarray(lab).view("<u8").reshape(layers, graph.nodes, 4).astype(np.uint64)
+        return np.ascontiguousarray(lab).view(np.uint64).reshape(layers, graph.nodes, 4)
     n = graph.nodes
     out = np.empty((layers, n, 4), dtype=np.uint64)
     prev: list[bytes] = []
