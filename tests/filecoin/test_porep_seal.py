@@ -256,3 +256,23 @@ def test_seal_8mib_verifies() -> None:
         drg = [int(x) for x in limbs_to_ints(sector.labels[0][g.drg_parents(v)])]
         assert create_label_fr(sector.replica_id, 1, v, [x.to_bytes(32, "little") for x in
                                                          expand_parents(drg, 1)]) == p.replica_column_proofs.c_x.column.rows[0]
+
+
+def test_proofs_satisfy_the_por_gadget(sealed) -> None:  # noqa: ANN001
+    """The sealer's Merkle proofs, handed to the circuit's inclusion gadget (gadgets/por.py),
+    satisfy it: the data model and the circuit agree on path order and indices."""
+    from cuzk.filecoin.cs import check_satisfied, synthesize_r1cs, synthesize_witness
+    from cuzk.filecoin.reference_circuits import por_test_circuit
+
+    p = sealed[0].vanilla_proofs[0][1]
+    cases = [(TreeShape(8), "poseidon", p.comm_r_last_proof),
+             (TreeShape(8), "poseidon", p.replica_column_proofs.exp_parents[5].inclusion_proof),
+             (TreeShape(2), "sha256", p.comm_d_proofs)]
+    cfg = PoRepConfig.test(1024, layers=2, challenges=1, shape="8-8-2")
+    top, _, _ = seal(RegisteredSealProof.StackedDrg64GiBV1_1, config=cfg, rng=np.random.default_rng(25))
+    cases.append((TreeShape(8, 8, 2), "poseidon", top.vanilla_proofs[0][0].comm_r_last_proof))
+    for shape, hasher, mp in cases:
+        circuit = por_test_circuit(shape, hasher, leaves=64 if shape.base_tree_count == 1 else 1024,
+                                   proof=mp.to_inclusion_proof())
+        check_satisfied(synthesize_r1cs(circuit), synthesize_witness(circuit))
+        assert circuit.result["computed_root"] == mp.root

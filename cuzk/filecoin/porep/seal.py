@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -254,8 +254,8 @@ def commit_phase1(sector: SealedSector, seed: bytes, ticket: bytes,
     challenges = all_challenges(cfg, sector.replica_id, seed=seed, comm_r=comm_r)
     proofs = [[sector.prove(c) for c in part] for part in challenges]
     sector.timings["vanilla_proofs"] = time.perf_counter() - t0
-    # Synthetic C1 outputs carry the seed; rust returns an empty seed only for the
-    # synthetic-generation pass, which is not a C1 output a C2 takes.
+    # A synthetic PoRep's C1 output carries the seed too (the all-zero seed rust returns
+    # belongs to the pass that only stores the synthetic proofs).
     return SealCommitPhase1Output(registered_proof, proofs, comm_r,
                                   sector.comm_d.to_bytes(32, "little"), sector.replica_id,
                                   seed, ticket)
@@ -291,8 +291,6 @@ def seal(registered_proof: RegisteredSealProof, data: bytes | None = None, *,
     if porep_id is not None:
         if len(porep_id) != 32:
             raise ValueError(f"porep_id is 32 bytes, not {len(porep_id)}")
-        from dataclasses import replace
-
         cfg = replace(cfg, porep_id=bytes(porep_id))
     n = cfg.nodes
     if data is None:
