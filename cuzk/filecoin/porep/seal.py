@@ -29,7 +29,6 @@ from .challenges import replica_id as derive_replica_id
 from .constants import (
     BASE_DEGREE,
     NODE_SIZE,
-    ChallengeMode,
     PoRepConfig,
     RegisteredSealProof,
 )
@@ -307,7 +306,7 @@ def seal(registered_proof: RegisteredSealProof, data: bytes | None = None, *,
     for name in ("prover_id", "ticket", "seed"):
         if len(getattr(inputs, name)) != 32:
             raise ValueError(f"{name} is 32 bytes, not {len(getattr(inputs, name))}")
-    if cfg.challenge_mode is not ChallengeMode.NON_INTERACTIVE and inputs.seed == bytes(32):
+    if inputs.seed == bytes(32):
         raise ValueError("the seed must not be all zero (C2 rejects it)")
     sector = seal_sector(cfg, nodes, inputs.prover_id, inputs.sector_id, inputs.ticket, log)
     out = commit_phase1(sector, inputs.seed, inputs.ticket, registered_proof)

@@ -24,7 +24,7 @@ from cuzk.filecoin.stacked.label import create_label_fr, expand_parents
 
 from .challenges import partition_challenges
 from .challenges import replica_id as derive_replica_id
-from .constants import BASE_DEGREE, EXP_DEGREE, ChallengeMode, PoRepConfig
+from .constants import BASE_DEGREE, EXP_DEGREE, PoRepConfig
 from .graph import StackedGraph
 from .proof import ColumnProof, MerkleProof, Proof, SealCommitPhase1Output
 from .seal import R, poseidon2
@@ -163,7 +163,7 @@ def verify_proofs(cfg: PoRepConfig, replica_id: bytes, comm_d: bytes, comm_r: by
         raise VanillaProofError("comm_r is not a field element")
     if comm_d[31] & 0xC0:
         raise VanillaProofError("comm_d has its top bits set (not a trimmed SHA-256 root)")
-    if cfg.challenge_mode is not ChallengeMode.NON_INTERACTIVE and seed == bytes(32):
+    if seed == bytes(32):  # C2 refuses it in every mode (NI-PoRep ignores its value)
         raise VanillaProofError("the seed is all zero")
     if len(vanilla_proofs) != cfg.partitions:
         raise VanillaProofError(f"{len(vanilla_proofs)} partitions, {cfg.partitions} expected")
