@@ -318,7 +318,7 @@ class DeviceArray(np.ndarray):
         emu = _owner(self)
         if emu is not None:
             emu.check()
-            emu.copied(stream)
+            emu.copied(stream, host)
         self.view(np.ndarray)[...] = host
 
     def __getitem__(self, key: Any) -> Any:
@@ -554,10 +554,12 @@ class _Cuda:
 class EmulatedCupy:
     """The bits of CuPy the CUDA backend uses, for one emulated device of `capacity` bytes.
 
-    Tests watch it through `used`, `peak`, `log` (uploads "copy", stream waits "wait <label>"
-    and kernel launches by short name, in order), `streams` (every Stream made) and the pools'
-    `releases`; they change it with `capacity`, `fail_alloc` (injected out-of-memory errors)
-    and `lose` / `lose_on` (a sticky error)."""
+    Tests watch it through `used`, `peak`, `log` (uploads from pinned memory "copy", stream
+    waits "wait <label>" and kernel launches by short name, in order), `uploads` (every host
+    array copied up: its id and bytes), `streams` (every Stream made) and the pools'
+    `releases`; they change it with `capacity`, `occupy` (memory held outside the pool),
+    `fail_alloc` (injected out-of-memory errors), `on_launch` hooks (a launch's error, a
+    wait) and `lose` / `lose_on` (a sticky error)."""
 
     uint32, uint64, int32, int64, bool_ = np.uint32, np.uint64, np.int32, np.int64, np.bool_
     ndarray = DeviceArray
@@ -568,6 +570,7 @@ class EmulatedCupy:
         self.used = 0
         self.peak = 0
         self.log: list[str] = []
+        self.uploads: list[tuple[int, int]] = []  # (id of the host array, bytes) per upload
         self.streams: list[Stream] = []
         self.cuda = _Cuda(self)
         self.lost: int | None = None  # the sticky error's status once lost
@@ -577,8 +580,8 @@ class EmulatedCupy:
         self._pinned: dict[int, tuple[int, weakref.ref]] = {}  # address -> (bytes, buffer)
         self._local = threading.local()
         self._null = Stream(self, "null")
-        self._oom: list[tuple[int, int]] = []  # injected: [times left, min bytes]
-        self._lose_on: tuple[str | None, int] | None = None
+        self._oom: list[list[int]] = []  # injected: [times left, min bytes]
+        self._hooks: list[Callable[[str], None]] = []
 
     # -- failures ------------------------------------------------------------------------------
 
@@ -593,26 +596,42 @@ class EmulatedCupy:
         self.lost = status
         return CUDARuntimeError(status)
 
-    def lose_on(self, kernel: str | None = None, after: int = 0) -> None:
-        """The (after+1)-th launch of `kernel` (None: of any kernel) from now faults: the
-        device is lost and that launch raises."""
-        self._lose_on = (kernel, after)
+    def on_launch(self, hook: Callable[[str], None]) -> None:
+        """Run hook(kernel's short name) before every launch on this device; it may raise (a
+        launch's error) or wait."""
+        self._hooks.append(hook)
+
+    def lose_on(self, kernel: str | None = None, after: int = 0,
+                then: Callable[[], None] | None = None) -> None:  # fmt: skip
+        """The (after+1)-th launch of `kernel` (None: of any kernel) from now faults: the device
+        is lost, then() is called and that launch raises the sticky error."""
+        left = [after]
+        guard = threading.Lock()
+
+        def hook(name: str) -> None:
+            if kernel is not None and name != kernel:
+                return
+            with guard:
+                fire = left[0] == 0
+                left[0] -= 1
+            if fire:
+                err = self.lose()
+                if then is not None:
+                    then()
+                raise err
+
+        self.on_launch(hook)
 
     def fail_alloc(self, times: int = 1, min_bytes: int = 0) -> None:
         """The next `times` allocations of at least min_bytes raise OutOfMemoryError."""
         with self._mem_lock:
-            self._oom.append([times, min_bytes])  # type: ignore[arg-type]
+            self._oom.append([times, min_bytes])
 
     def launching(self, name: str) -> None:
-        """Before a launch: the sticky error, or the fault lose_on armed."""
+        """Before a launch: the sticky error, then the hooks."""
         self.check()
-        if self._lose_on is not None:
-            kernel, after = self._lose_on
-            if kernel is None or kernel == name:
-                if after <= 0:
-                    self._lose_on = None
-                    raise self.lose()
-                self._lose_on = (kernel, after - 1)
+        for hook in list(self._hooks):
+            hook(name)
         self.log.append(name)
 
     # -- memory --------------------------------------------------------------------------------
@@ -631,6 +650,21 @@ class EmulatedCupy:
     def _give(self, nbytes: int) -> None:
         with self._mem_lock:
             self.used -= nbytes
+
+    def occupy(self, free_left: int) -> Callable[[], None]:
+        """Hold all but `free_left` of the free memory outside the pool (another process's
+        allocations); returns the call that gives it back."""
+        with self._mem_lock:
+            held = max(0, self.capacity - self.used - int(free_left))
+            self.used += held
+        done = [False]
+
+        def give_back() -> None:
+            if not done[0]:
+                done[0] = True
+                self._give(held)
+
+        return give_back
 
     def reset_peak(self) -> None:
         with self._mem_lock:
@@ -668,13 +702,20 @@ class EmulatedCupy:
     def asarray(self, a: Any, dtype: Any = None) -> DeviceArray:
         if isinstance(a, DeviceArray) and (dtype is None or np.dtype(dtype) == a.dtype):
             return a
-        return self._adopt(np.asarray(_plain(a), dtype=dtype))
+        return self._upload(a, np.asarray(_plain(a), dtype=dtype))
 
     def ascontiguousarray(self, a: Any, dtype: Any = None) -> DeviceArray:
         if isinstance(a, DeviceArray) and a.flags.c_contiguous and (
                 dtype is None or np.dtype(dtype) == a.dtype):  # fmt: skip
             return a
-        return self._adopt(np.ascontiguousarray(_plain(a), dtype=dtype))
+        return self._upload(a, np.ascontiguousarray(_plain(a), dtype=dtype))
+
+    def _upload(self, src: Any, host: np.ndarray) -> DeviceArray:
+        """A device copy of host (src converted); a host source is an upload (`uploads`)."""
+        out = self._adopt(host)
+        if isinstance(src, np.ndarray) and not isinstance(src, DeviceArray):
+            self.uploads.append((id(src), int(host.nbytes)))
+        return out
 
     @staticmethod
     def asnumpy(a: Any) -> np.ndarray:
@@ -742,10 +783,11 @@ class EmulatedCupy:
         st = self._stack()
         return st[-1] if st else self._null
 
-    def copied(self, stream: Stream | None) -> None:
-        """An upload queued on `stream` (None: the current one)."""
+    def copied(self, stream: Stream | None, host: np.ndarray) -> None:
+        """An upload from pinned memory queued on `stream` (None: the current one)."""
         (stream if stream is not None else self.current_stream()).copies += 1
         self.log.append("copy")
+        self.uploads.append((id(host), int(host.nbytes)))
 
 
 def _plain(a: Any) -> Any:
