@@ -80,6 +80,9 @@ def test_proofs_equal_the_cpu_backends(cuda_host_kernels, cpu, rng: random.Rando
     assert be.kept_as(pk.a_g1) is be.kept_as(pk.b_g2) is Kept.LIVE_BASES
     assert be.kept_as(pk.h_g1) is Kept.DEVICE
     check(lambda w, r, s: _on_device(pk, w, be, r, s, cpu), "evaluated on the device")
+    # the engine's evaluate_on host: a, b, c synthesized on the CPU, uploaded for the kernels
+    check(lambda w, r, s: prover.assemble(
+        pk, prover.kernels(pk, prover.synthesize(pk, w, cpu), be), r, s, cpu), "host a, b, c")
     # window tables on the G1 queries (H's in a stride: every third window a row)
     for name in G1_QUERIES:
         q = getattr(pk, name)
