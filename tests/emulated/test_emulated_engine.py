@@ -97,18 +97,21 @@ def _job(eng: Engine, seeds: list[int], name: str) -> Any:
 
 
 def _proofs(eng: Engine, pk: ProvingKey, seeds: list[int], name: str = "job") -> list[bytes]:
-    """One job of a partition per seed: it completes and every proof verifies."""
+    """One job of a partition per seed: it completes and its first proof verifies (the others
+    are compared with the CPU's bytes: py_ecc takes ~1 s per BN254 pairing check)."""
     res = eng.await_job(_job(eng, seeds, name), timeout=600)
     assert res.state == JobState.COMPLETED, res.error
-    for data, pubs in zip(res.proofs, res.public_inputs, strict=True):
-        assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
+    assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
     return list(res.proofs)
 
 
 def _cpu_proofs(key: Key, seeds: list[int]) -> list[bytes]:
+    """The CPU engine's proofs of the same job (FixedPhases: the same r, s per partition)."""
     eng = _engine(None, key)
     try:
-        return _proofs(eng, key[1], seeds)
+        res = eng.await_job(_job(eng, seeds, "cpu"), timeout=600)
+        assert res.state == JobState.COMPLETED, res.error
+        return list(res.proofs)
     finally:
         eng.stop()
 
@@ -229,10 +232,8 @@ def test_kernel_regions_out_of_memory_drop_the_keys_tables(
         assert be.oom_reruns > 0  # run_concurrently tried each failed MSM alone first
     finally:
         eng.stop()
-    got = list(res.proofs)
-    for data, pubs in zip(got, res.public_inputs, strict=True):
-        assert verify(pk.vk, pubs, decode_proof(pk.curve, data))
-    assert got == _cpu_proofs(key, seeds)
+    assert verify(pk.vk, res.public_inputs[0], decode_proof(pk.curve, res.proofs[0]))
+    assert list(res.proofs) == _cpu_proofs(key, seeds)
 
 
 def _losing(be: EmulatedCudaBackend, lost: threading.Event) -> None:
@@ -272,7 +273,11 @@ def test_a_lost_device_hands_its_partition_to_the_other(
         assert f"cuda:0: device lost ({STICKY}); its workers stop" in caplog.text
         assert eng.engine_status().lost_devices == {"cuda:0": STICKY}
         ev = eng.timeline.events(res.job_id)
-        assert [e.detail["device"] for e in ev if e.event == "GPU_START"].count("cuda:0") == 1
+        on0 = [int(e.detail["partition"]) for e in ev
+               if e.event == "GPU_START" and e.detail["device"] == "cuda:0"]  # fmt: skip
+        assert len(on0) == 1  # its one attempt; then it took no more
+        handed = decode_proof(key[1].curve, res.proofs[on0[0]])
+        assert verify(key[1].vk, res.public_inputs[on0[0]], handed)
         assert {e.detail["device"] for e in ev if e.event == "PROOF_DONE"} == {"cuda:1"}
         again = _seeds(rng, 2)
         res2 = eng.await_job(_job(eng, again, "after"), timeout=600)
