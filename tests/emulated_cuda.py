@@ -30,7 +30,6 @@ What it cannot show: races between threads of a launch or between streams, and t
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import hashlib
@@ -42,7 +41,7 @@ import threading
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -928,14 +927,3 @@ class EmulatedCudaBackend(CudaBackend):
 
     def check_emulation(self) -> None:
         self.kernels.check_emulation()
-
-
-@contextlib.contextmanager
-def reversed_threads(libraries: Libraries) -> Iterator[None]:
-    """Every launch in the block runs its blocks and threads in reverse order."""
-    libraries.set_reverse(True)
-    try:
-        yield
-    finally:
-        libraries.set_reverse(False)
-
