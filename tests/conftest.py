@@ -372,6 +372,17 @@ def gpu():
     return cuda.CudaBackend()
 
 
+@pytest.fixture(scope="session")
+def cuda_host_kernels():
+    """The CUDA backend's kernels compiled for the host (tests/emulated_cuda.py: every module,
+    built once side by side and cached by source hash); skips without a host C++ compiler."""
+    import emulated_cuda
+
+    if emulated_cuda.CXX is None:
+        pytest.skip("no host C++ compiler")
+    return emulated_cuda.Libraries(emulated_cuda.build())
+
+
 @pytest.fixture
 def rng(request: pytest.FixtureRequest) -> random.Random:
     """Per-test RNG derived from the session seed and the test id."""

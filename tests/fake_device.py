@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.backends.base import Kept
+from cuzk.backends.base import Backend, DeviceBackend, Kept
 from cuzk.backends.cpu import CpuBackend
 from cuzk.groth16 import qap
 from cuzk.identity_cache import IdentityCache
@@ -342,3 +342,24 @@ class FakeDevice(CpuBackend):
                 return 0
             self.stream_rows = max(MIN_STREAM_ROWS, self.stream_rows // 2)
             return self.stream_rows
+
+
+CONTRACT = frozenset(n for cls in (Backend, DeviceBackend)
+                     for n in (*vars(cls), *cls.__annotations__) if not n.startswith("_"))
+
+
+class ContractOnly:
+    """A device that answers only base.DeviceBackend's members (and refuses writes): the
+    engine and the prover's device path must need nothing else (around the fake device here,
+    or the real CudaBackend on the emulated device)."""
+
+    def __init__(self, inner: Any) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in CONTRACT:
+            raise AssertionError(f"asked the device for {name!r}, not in base.DeviceBackend")
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AssertionError(f"set the device's {name!r}")

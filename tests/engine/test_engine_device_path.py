@@ -14,9 +14,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_device import MIN_STREAM_ROWS, FakeDevice, FakeDeviceLost, FakeOutOfMemory
+from fake_device import (
+    MIN_STREAM_ROWS,
+    ContractOnly,
+    FakeDevice,
+    FakeDeviceLost,
+    FakeOutOfMemory,
+)
 
-from cuzk.backends.base import Backend, DeviceBackend, Kept, is_device_backend
+from cuzk.backends.base import DeviceBackend, Kept, is_device_backend
 from cuzk.backends.cpu import CpuBackend, native_module
 from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.engine import (
@@ -800,26 +806,6 @@ def test_the_last_device_lost_calls_on_device_lost_and_keeps_the_job(
     assert eng.status(jid).state == JobState.CANCELLED
 
 
-_CONTRACT = {n for cls in (Backend, DeviceBackend)
-             for n in (*vars(cls), *cls.__annotations__) if not n.startswith("_")}
-
-
-class _ContractOnly:
-    """A device that answers only base.DeviceBackend's members (and refuses writes): the
-    engine and the prover's device path must need nothing else."""
-
-    def __init__(self, inner: FakeDevice) -> None:
-        object.__setattr__(self, "_inner", inner)
-
-    def __getattr__(self, name: str) -> Any:
-        if name not in _CONTRACT:
-            raise AssertionError(f"asked the device for {name!r}, not in base.DeviceBackend")
-        return getattr(self._inner, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AssertionError(f"set the device's {name!r}")
-
-
 @pytest.mark.parametrize("evaluate_on", ("auto", "host"))
 def test_the_engine_asks_a_device_only_for_the_contract(
         circuit: SyntheticCircuit, pk: ProvingKey, rng: random.Random, evaluate_on: str) -> None:
@@ -829,7 +815,7 @@ def test_the_engine_asks_a_device_only_for_the_contract(
     fake = FakeDevice(tables=[11, 22, 33, 44])
     assert isinstance(fake, DeviceBackend) and is_device_backend(fake)
     assert not is_device_backend(CpuBackend())
-    dev = _ContractOnly(fake)
+    dev = ContractOnly(fake)
     assert is_device_backend(dev)
     eng = _engine_on(dev, EngineConfig(devices=["cpu"], backend="cpu", evaluate_on=evaluate_on,
                                        gpu_workers_per_device=2))  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
-"""CudaBackend.run_concurrently's scheduling on the host (no GPU needed): a stand-in for CuPy's
-streams and events. With max_concurrent k (or msm_width k), at most k tasks run at once, they
+"""CudaBackend.run_concurrently's scheduling on the host (no GPU needed): the emulated device's
+streams and events (tests/emulated_cuda.py). With max_concurrent k (or msm_width k), at most k tasks run at once, they
 start in order, k streams serve them, and the results come back in the tasks' order; a task out
 of device memory is run again alone."""
 
@@ -10,117 +10,36 @@ import time
 from typing import Any
 
 import pytest
+from emulated_cuda import CUDADriverError, CUDARuntimeError, EmulatedCupy, OutOfMemoryError
 
 from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cuda import CudaBackend, Tuning
 
 
-class _Stream:
-    def __init__(self, non_blocking: bool = False) -> None:
-        self.waited: list[Any] = []
-
-    def wait_event(self, event: Any) -> None:
-        assert event.recorded, "waiting for an event never recorded"
-        self.waited.append(event)
-
-    def __enter__(self) -> _Stream:
-        _current.stream = self
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _current.stream = None
-
-
-class _Event:
-    def __init__(self, disable_timing: bool = False) -> None:
-        self.recorded = False
-
-    def record(self, stream: Any = None) -> None:
-        self.recorded = True
-
-
-class _Device:
-    id = 0
-
-    def __init__(self, index: int = 0) -> None:
-        pass
-
-    def __enter__(self) -> _Device:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
-
-
-class _OutOfMemory(Exception):
-    pass
-
-
-class _StatusError(Exception):
-    """CuPy's CUDADriverError / CUDARuntimeError: a CUDA status code."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__(f"status {status}")
-        self.status = status
-
-
-class _DriverError(_StatusError):
-    pass
-
-
-class _RuntimeError(_StatusError):
-    pass
-
-
-_current = threading.local()
-_CALLER = _Stream()
-
-
-class _FakeCupy:
-    class cuda:  # noqa: N801 (CuPy's name)
-        Stream, Event, Device = _Stream, _Event, _Device
-
-        class memory:  # noqa: N801
-            OutOfMemoryError = _OutOfMemory
-
-        class driver:  # noqa: N801
-            CUDADriverError = _DriverError
-
-        class runtime:  # noqa: N801
-            CUDARuntimeError = _RuntimeError
-
-        @staticmethod
-        def get_current_stream() -> _Stream:
-            return getattr(_current, "stream", None) or _CALLER
-
-    class _Pool:
-        def free_all_blocks(self) -> None:
-            pass
-
-    @classmethod
-    def get_default_memory_pool(cls) -> Any:
-        return cls._Pool()
-
-    class ndarray:  # noqa: N801
-        pass
-
-
 def _backend(width: int, **tuning: Any) -> CudaBackend:
-    return CudaBackend(tuning=Tuning(max_concurrent=width, **tuning), cupy=_FakeCupy,
+    """A backend on a fresh emulated device (tests/emulated_cuda.py), without kernels: its
+    tasks here are plain Python."""
+    return CudaBackend(tuning=Tuning(max_concurrent=width, **tuning), cupy=EmulatedCupy(),
                        kernels=lambda *_a: {})  # fmt: skip
+
+
+def _caller(be: CudaBackend) -> Any:
+    """The stream the test's thread calls on (the device's null stream)."""
+    return be._dev.cp.cuda.get_current_stream()
 
 
 class _Probe:
     """Tasks that note how many run at once, in which order they start and on which stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, be: CudaBackend) -> None:
+        self.cp = be._dev.cp
         self.lock = threading.Lock()
         self.running = self.most = 0
         self.started: list[int] = []
         self.streams: set[int] = set()
 
     def task(self, i: int, together: threading.Barrier | None = None, fail: int = 0,
-             error: Any = lambda: _OutOfMemory("out of memory")) -> Any:
+             error: Any = lambda: OutOfMemoryError(1, 0)) -> Any:
         """Task i; `together`: it waits there for the others of its batch (fails unless that
         many run at once); it raises error() the first `fail` times."""
         left, ran = [fail], [False]
@@ -130,7 +49,7 @@ class _Probe:
                 self.running += 1
                 self.most = max(self.most, self.running)
                 self.started.append(i)
-                self.streams.add(id(_FakeCupy.cuda.get_current_stream()))
+                self.streams.add(id(self.cp.cuda.get_current_stream()))
             if together is not None and not ran[0]:  # a rerun runs alone
                 together.wait(timeout=30)
             ran[0] = True
@@ -149,7 +68,7 @@ class _Probe:
 def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatch,
                                                   width: int) -> None:
     be = _backend(width)
-    probe = _Probe()
+    probe = _Probe(be)
     want = 5 if width == 0 else width
     first = threading.Barrier(want)  # the first `want` tasks must run at once
     out = be.run_concurrently([probe.task(i, first if i < want else None) for i in range(5)])
@@ -158,22 +77,22 @@ def test_at_most_width_tasks_run_at_once_in_order(monkeypatch: pytest.MonkeyPatc
     if want < 5:  # a task starts when an earlier one has ended: in order
         assert probe.started[want:] == list(range(want, 5))
     if want == 1:
-        assert probe.streams == {id(_CALLER)}
+        assert probe.streams == {id(_caller(be))}
     else:
-        assert len(probe.streams) == want and id(_CALLER) not in probe.streams
+        assert len(probe.streams) == want and id(_caller(be)) not in probe.streams
     assert be.concurrent_streams() == (0 if want == 1 else want)
     be.close()
 
 
-@pytest.mark.parametrize("error", (lambda: _OutOfMemory("out of memory"),
-                                   lambda: _DriverError(2), lambda: _RuntimeError(2)),
+@pytest.mark.parametrize("error", (lambda: OutOfMemoryError(1, 0),
+                                   lambda: CUDADriverError(2), lambda: CUDARuntimeError(2)),
                          ids=("pool", "driver", "runtime"))
 def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, error: Any) -> None:
     """The pool's failed allocation, or the driver's or runtime's out-of-memory status (a
     launch without room for its local memory on a full card)."""
     be = _backend(2)
     assert be.is_out_of_memory(error())
-    probe = _Probe()
+    probe = _Probe(be)
     pair = threading.Barrier(2)
     out = be.run_concurrently([probe.task(0, pair), probe.task(1, pair, fail=1, error=error),
                                probe.task(2)])
@@ -182,14 +101,14 @@ def test_a_task_out_of_memory_reruns_alone(monkeypatch: pytest.MonkeyPatch, erro
     be.close()
 
 
-@pytest.mark.parametrize("error", (lambda: _DriverError(700), lambda: _RuntimeError(700),
+@pytest.mark.parametrize("error", (lambda: CUDADriverError(700), lambda: CUDARuntimeError(700),
                                    lambda: RuntimeError("2")), ids=("driver", "runtime", "other"))
 def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPatch,
                                                    error: Any) -> None:
     """Any other status (700: an illegal address) fails the region: no rerun."""
     be = _backend(2)
     assert not be.is_out_of_memory(error())
-    probe = _Probe()
+    probe = _Probe(be)
     with pytest.raises(type(error())):
         be.run_concurrently([probe.task(0), probe.task(1, fail=1, error=error)])
     assert be.oom_reruns == 0
@@ -197,12 +116,12 @@ def test_other_device_errors_are_not_out_of_memory(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize(("error", "lost", "oom"), (
-    (lambda: _RuntimeError(700), True, False),   # an illegal address: the context is gone
-    (lambda: _DriverError(719), True, False),    # a launch failure
-    (lambda: _RuntimeError(214), True, False),   # an uncorrectable ECC error
-    (lambda: _DriverError(2), False, True),      # out of memory: a rerun can get past it
-    (lambda: _RuntimeError(1), False, False),    # an invalid value: this call's mistake only
-    (lambda: _OutOfMemory("out of memory"), False, True),
+    (lambda: CUDARuntimeError(700), True, False),   # an illegal address: the context is gone
+    (lambda: CUDADriverError(719), True, False),    # a launch failure
+    (lambda: CUDARuntimeError(214), True, False),   # an uncorrectable ECC error
+    (lambda: CUDADriverError(2), False, True),      # out of memory: a rerun can get past it
+    (lambda: CUDARuntimeError(1), False, False),    # an invalid value: this call's mistake only
+    (lambda: OutOfMemoryError(1, 0), False, True),
     (lambda: RuntimeError("700"), False, False),
 ))
 def test_device_lost_names_the_errors_that_leave_the_device_unusable(
@@ -218,7 +137,7 @@ def test_msm_width_limits_the_tasks_at_once() -> None:
     be = _backend(0)
     assert isinstance(be, DeviceBackend) and be.concurrent
     for width, want in ((1, 1), (2, 2), (0, 4)):
-        probe = _Probe()
+        probe = _Probe(be)
         together = threading.Barrier(want) if want > 1 else None
         with be.msm_width(width):
             assert be.concurrent == (width != 1)
@@ -227,6 +146,6 @@ def test_msm_width_limits_the_tasks_at_once() -> None:
         assert probe.most == want and be.concurrent
     be.close()
     off = _backend(0, concurrent=False)
-    probe = _Probe()
+    probe = _Probe(off)
     assert off.run_concurrently([probe.task(i) for i in range(3)]) == [0, 1, 4]
     assert probe.most == 1 and not off.concurrent

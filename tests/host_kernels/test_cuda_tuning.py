@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from emulated_cuda import EmulatedCupy
 
 from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cuda import CudaBackend, Tuning, tuning
@@ -46,34 +47,11 @@ def test_fields_are_checked() -> None:
             Tuning(**bad)
 
 
-class _Runtime:
-    @staticmethod
-    def memGetInfo() -> tuple[int, int]:  # noqa: N802 (CuPy's name)
-        return 1 << 30, 2 << 30
-
-
-class _Cupy:
-    class ndarray:  # noqa: N801
-        pass
-
-    class cuda:  # noqa: N801
-        runtime = _Runtime
-
-    @staticmethod
-    def get_default_memory_pool():
-        class Pool:
-            @staticmethod
-            def free_bytes() -> int:
-                return 5
-
-        return Pool
-
-
 def test_the_backend_is_a_device_backend() -> None:
-    be = CudaBackend(tuning=Tuning(msm_stream_rows=1 << 20), cupy=_Cupy,
+    be = CudaBackend(tuning=Tuning(msm_stream_rows=1 << 20), cupy=EmulatedCupy(1 << 30),
                      kernels=lambda *_a: {})  # fmt: skip
     assert isinstance(be, DeviceBackend)
-    assert be.device_free_bytes() == (1 << 30) + 5
+    assert be.device_free_bytes() == 1 << 30
     assert not be.streams_host_bases and be.oom_reruns == 0 and be.concurrent
     # the streamed chunk halves down to 2^18 bases, then says it cannot
     assert [be.shrink_stream_chunks() for _ in range(4)] == [1 << 19, 1 << 18, 0, 0]

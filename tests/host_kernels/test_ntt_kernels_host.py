@@ -6,9 +6,10 @@ plan_passes, the scalings and twiddles) against a stand-in for CuPy whose kernel
   the same index formulas of blockIdx / threadIdx / loop variables, the same Montgomery
   products (a·b·R^-1) with Python ints, plus checks that every block owns its elements alone
   and that gathered passes never run in place; or
-- the CUDA source itself, compiled by the host C++ compiler with one thread per block (the
-  kernels' stride loops then cover each tile and __syncthreads is a no-op) over the shared
-  field headers: this catches type and index errors of the real code (not races).
+- the CUDA source itself on the emulated device of tests/emulated_cuda.py (compiled by the
+  host C++ compiler with one thread per block: the kernels' stride loops then cover each tile
+  and __syncthreads is a no-op): this catches type and index errors of the real code (not
+  races).
 Results are compared with cuzk.reference's NTT and Groth16 h. Small tile shapes make the
 small sizes run 1, 2, 3 and more passes, columns, gathered loads and one-block transforms.
 Needs no GPU.
@@ -16,13 +17,11 @@ Needs no GPU.
 
 from __future__ import annotations
 
-import ctypes
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from emulated_cuda import EmulatedCupy, EmulatedKernels
 
 from cuzk.backends.cuda import Tuning, modules, ntt
 from cuzk.backends.cuda.device import Device
@@ -275,23 +274,21 @@ def ntt_tile(f, grid, block, shared, inp, out, tw, logn, b, s, cb, logc, m0, g1,
     assert len(seen) == n
 
 
-class _Device:
-    """The bits of CuPy that ntt.py uses, over numpy."""
-
-    ndarray = np.ndarray
+class _Device(EmulatedCupy):
+    """The emulated CuPy (tests/emulated_cuda.py) with a record of the transcribed kernels'
+    launches."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.shared_optin: dict[int, int] = {}
         self.launches: list = []
         self.blocks: list = []  # (kernel, threads per block)
-        self.uint64 = np.uint64
-        self.empty = np.empty
-        self.asarray = np.asarray
 
 
 class _Model(ntt.Ntt):
-    """The backend's NTT part over Python transcriptions of its kernels. Inputs: (n, 4)
-    arrays; fr_ntt and groth16_h return (n, 4) arrays."""
+    """The backend's NTT part over Python transcriptions of its kernels. Inputs: (n, 4) host
+    arrays (uploaded; the device copies must come back unchanged); fr_ntt and groth16_h return
+    (n, 4) host arrays."""
 
     def __init__(self, dev: _Device, tile_log: int, cols_log: int, threads: int,
                  radix: int = 2) -> None:  # fmt: skip
@@ -305,6 +302,20 @@ class _Model(ntt.Ntt):
         import dataclasses
 
         self.device.tuning = dataclasses.replace(self.device.tuning, **changes)
+
+    def fr_ntt(self, c, a, omega, inverse=False, shift=None) -> np.ndarray:
+        da = self.dev.asarray(a)
+        before = da.get()
+        out = super().fr_ntt(c, da, omega, inverse, shift).get()
+        assert np.array_equal(da.get(), before)  # the input is only read
+        return out
+
+    def groth16_h(self, c, ins, omega, shift, coefficients) -> np.ndarray:
+        dins = [self.dev.asarray(x) for x in ins]
+        before = [x.get() for x in dins]
+        out = super().groth16_h(c, dins, omega, shift, coefficients).get()
+        assert all(np.array_equal(x.get(), y) for x, y in zip(dins, before, strict=True))
+        return out
 
     def kernels(self, curve, kind, group=1):
         c = get_curve(curve)
@@ -471,104 +482,7 @@ def test_plan_passes_h200_default():
             assert len(plan) == want, (logn, gather, plan)
 
 
-# ---- the real kernels, compiled for the host ---------------------------------------------------
-
-_ROOT = modules.NATIVE
-_HARNESS = r"""
-#include <cstdint>
-#include <cstring>
-#include "cuzk/curves.cuh"
-using namespace cuzk;
-struct Dim { uint32_t x = 0, y = 0, z = 0; };
-static Dim blockIdx, threadIdx, blockDim;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __shared__
-#define __syncthreads() ((void)0)
-static inline int __clz(int x) { return x ? __builtin_clz((uint32_t)x) : 32; }
-static inline uint32_t __brev(uint32_t x) {
-    uint32_t r = 0;
-    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
-    return r;
-}
-struct ulonglong2 { unsigned long long x, y; };
-static inline ulonglong2 make_ulonglong2(unsigned long long x, unsigned long long y) { return {x, y}; }
-namespace gpu {
-template <class F> inline F ld16(const uint64_t* p) { F r; std::memcpy(&r, p, sizeof(F)); return r; }
-template <class F> inline void st16(uint64_t* p, const F& x) { std::memcpy(p, &x, sizeof(F)); }
-}  // namespace gpu
-#include "fr_kernels.cuh"
-namespace gpu { uint64_t sh[4 << 14]; }  // the dynamic shared memory: up to 2^14 elements
-
-#define WRAP_TILE(NAME, CS, R)                                                               \
-extern "C" void tile_r##R##_##NAME(uint32_t grid, const uint64_t* in, uint64_t* out,        \
-    const uint64_t* tw, int logn, int b, int s, int cb, int logc, int m0, int g1, int w1,    \
-    int g2, int dif, int gather, int reduce, const uint64_t* lo, const uint64_t* hi, int lb, \
-    int pre, int erev, int pwm, const uint64_t* pa, const uint64_t* pb, const uint64_t* zinv,\
-    const uint64_t* tw2) {                                                                   \
-    blockDim.x = 1;                                                                          \
-    threadIdx.x = 0;                                                                         \
-    for (uint32_t k = 0; k < grid; k++) {                                                    \
-        blockIdx.x = k;                                                                      \
-        gpu::ntt_tile<CS, R>(in, out, tw, logn, b, s, cb, logc, m0, g1, w1, g2, dif, gather, \
-                             reduce, lo, hi, lb, pre, erev, pwm, pa, pb, zinv, tw2);         \
-    }                                                                                        \
-}
-#define WRAP(NAME, CS)                                                                       \
-WRAP_TILE(NAME, CS, 2)                                                                       \
-WRAP_TILE(NAME, CS, 4)                                                                       \
-extern "C" void stw_##NAME(uint32_t grid, uint32_t block, uint64_t* tw, uint32_t n,         \
-    int logn, const uint64_t* lo, const uint64_t* hi, int lb) {                              \
-    blockDim.x = block;                                                                      \
-    for (uint32_t k = 0; k < grid; k++)                                                      \
-        for (uint32_t t = 0; t < block; t++) {                                               \
-            blockIdx.x = k;                                                                  \
-            threadIdx.x = t;                                                                 \
-            gpu::ntt_stage_twiddles<CS>(tw, n, logn, lo, hi, lb);                            \
-        }                                                                                    \
-}
-WRAP(bls12_381, cuzk::bls12_381)
-WRAP(bn254, cuzk::bn254)
-extern "C" unsigned long long dropped_carries() { return cuzk::ptx::dropped_carries(); }
-"""
-
-
-@pytest.fixture(scope="module")
-def host_kernels(tmp_path_factory):
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no host C++ compiler")
-    d = tmp_path_factory.mktemp("fr_kernels_host")
-    (d / "harness.cpp").write_text(_HARNESS)
-    lib = d / "harness.so"
-    # the device product through its exact emulation, which counts carries its bounds drop
-    cmd = [cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-DCUZK_EMULATE_DEVICE_PRODUCT",
-           f"-I{_ROOT / 'include'}",
-           f"-I{_ROOT / 'cuda'}", str(d / "harness.cpp"), "-o", str(lib)]  # fmt: skip
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-4000:]
-    return ctypes.CDLL(str(lib))
-
-
-class _HostKernel:
-    def __init__(self, fn, with_block: bool) -> None:
-        self.fn, self.with_block, self.ptr = fn, with_block, id(self)
-
-    def __call__(self, grid, block, args, shared_mem=0):
-        assert shared_mem <= 32 << 14
-        conv = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                assert a.flags.c_contiguous and a.dtype == np.uint64
-                conv.append(ctypes.c_void_p(a.ctypes.data))
-            elif isinstance(a, np.uint64):  # NULL
-                assert int(a) == 0
-                conv.append(ctypes.c_void_p(None))
-            else:
-                conv.append(ctypes.c_int(int(a)))
-        dims = [ctypes.c_uint32(grid[0])] + ([ctypes.c_uint32(block[0])] if self.with_block else [])
-        self.fn(*dims, *conv)
+# ---- the real kernels on the emulated device ---------------------------------------------------
 
 
 HOST_SHAPES = ((2, 1, 2), (3, 1, 4), (5, 3, 8), (6, 1, 8), (11, 2, 256), (12, 0, 512))
@@ -579,27 +493,23 @@ def _host_sizes(shape) -> range:
 
 
 class _HostModel(_Model):
-    lib = None
+    """The NTT part over the Fr module compiled for the host (tests/emulated_cuda.py)."""
+
+    host: EmulatedKernels | None = None
 
     def kernels(self, curve, kind, group=1):
-        c = get_curve(curve)
-        if c.name not in self._mods:
-            self._mods[c.name] = {
-                f"ntt_tile_r{r}": _HostKernel(getattr(self.lib, f"tile_r{r}_{c.name}"), False)
-                for r in modules.NTT_TILE_RADICES
-            }
-            self._mods[c.name]["ntt_stage_twiddles"] = _HostKernel(
-                getattr(self.lib, f"stw_{c.name}"), True
-            )
-        return self._mods[c.name]
+        assert kind == "fr"
+        return self.host(curve, kind, group)
 
 
 @pytest.mark.parametrize("radix", modules.NTT_TILE_RADICES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("shape", HOST_SHAPES)
-def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, shape, radix):
-    m = _HostModel(_Device(), *shape, radix=radix)
-    m.lib = host_kernels
+def test_tiled_kernels_compiled_for_host(cuda_host_kernels, monkeypatch, rng, curve, shape,
+                                         radix):
+    dev = _Device()
+    m = _HostModel(dev, *shape, radix=radix)
+    m.host = EmulatedKernels(cuda_host_kernels, dev)
     c = get_curve(curve)
     for logn in _host_sizes(shape):
         n = 1 << logn
@@ -620,8 +530,8 @@ def test_tiled_kernels_compiled_for_host(host_kernels, monkeypatch, rng, curve, 
                 arrs = [fr_from_ints(c, v) for v in vs]
                 got = fr_to_ints(m.groth16_h(c, list(arrs), w2, shift, coefficients))
                 assert got == ref.groth16_h(c, *vs, w2, shift, coefficients), logn
-    host_kernels.dropped_carries.restype = ctypes.c_ulonglong
-    assert host_kernels.dropped_carries() == 0
+    assert m.host.launched["ntt_tile_r2" if radix == 2 else "ntt_tile_r4"]
+    m.host.check_emulation()
 
 
 def _pass_kinds(shapes, sizes, gathers=(False, True)) -> set:

@@ -112,14 +112,14 @@ class Residency:
 
     def to_device(self, arr: Any, keep: bool = False, dtype: Any = np.uint64) -> Any:
         """A C-contiguous device copy of arr (a device array passes through); keep=True keeps
-        it for as long as the host array lives, so later calls skip the transfer."""
+        it for as long as the host array lives, so later calls skip the transfer (kept or not:
+        an array shorter than KEEP_MIN that a caller chose to keep is found too)."""
         dev = self.device
         if dev.is_device_array(arr):
             return dev.cp.ascontiguousarray(arr, dtype=dtype)
-        if keep:
-            hit = self._copies.get(arr)
-            if hit is not None:
-                return hit
+        hit = self._copies.get(arr)
+        if hit is not None:
+            return hit
         out = dev.upload(arr, dtype)
         if keep:
             self._copies.put(arr, out)

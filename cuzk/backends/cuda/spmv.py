@@ -18,9 +18,11 @@ class Spmv:
         self.device = device
         self.residency = residency
 
-    def matrix(self, indptr: Any, indices: Any, values: Any) -> tuple[Any, Any, Any]:
-        """A CSR matrix's arrays on the device; a key's (large) matrices stay there."""
-        big = len(indices) >= KEEP_MIN
+    def matrix(self, indptr: Any, indices: Any, values: Any,
+               keep: bool | None = None) -> tuple[Any, Any, Any]:  # fmt: skip
+        """A CSR matrix's arrays on the device; kept there with keep (None: when large, as a
+        key's matrices are), and found there once kept."""
+        big = len(indices) >= KEEP_MIN if keep is None else keep
         to = self.residency.to_device
         return (to(indptr, keep=big, dtype=np.int64), to(indices, keep=big, dtype=np.int64),
                 to(values, keep=big).reshape(-1, 4))  # fmt: skip
@@ -45,7 +47,8 @@ class Spmv:
         total = 0
         for m in (r1cs.a, r1cs.b, r1cs.c):
             if m.nnz:
-                total += sum(int(x.nbytes) for x in self.matrix(m.indptr, m.indices, m.values))
+                kept = self.matrix(m.indptr, m.indices, m.values, keep=True)
+                total += sum(int(x.nbytes) for x in kept)
         return total
 
     def evaluate_r1cs(self, c: Curve, r1cs: Any, dw: Any, domain_size: int
