@@ -153,19 +153,40 @@ def measure(name: str, what: str, circuit: Circuit, args: argparse.Namespace) ->
               f"({t['per_wall_s_per_core'] / 1e6:.2f} per core), {t['per_cpu_s'] / 1e6:.2f} M per CPU-s",
               flush=True)
     if "native" in engines:
-        before = peak_growth(run("native"))
-
-        def fresh() -> None:
-            b = np.empty((n_vars, 4), dtype=np.uint64)
-            synthesize_witness(circuit, out=b, n_inputs=n_in, engine="native")
-
-        inside = peak_growth(fresh)
-        row["memory"] = {
-            "buffer_bytes_per_constraint": 32 * n_vars / m,
-            "peak_growth_bytes_per_constraint_buffer_given": None if before is None else before / m,
-            "peak_growth_bytes_per_constraint_buffer_inside": None if inside is None else inside / m,
-        }
+        row["memory"] = memory_in_child(name, args)
     return row
+
+
+def memory(circuit: Circuit) -> dict[str, Any]:
+    """Peak RSS growth per constraint of a (warm) native synthesis, with the buffer allocated
+    beforehand and inside, and the buffer's own size."""
+    shape = synthesize_shape(circuit)
+    m, n_vars, n_in = shape.constraints, shape.n_vars, shape.inputs
+    buf = np.zeros((n_vars, 4), dtype=np.uint64)  # touched: resident before the measurement
+    synthesize_witness(circuit, out=buf, n_inputs=n_in, engine="native")  # templates, programs
+    given = peak_growth(lambda: synthesize_witness(circuit, out=buf, n_inputs=n_in, engine="native"))
+    buf = np.empty((0, 4), dtype=np.uint64)  # unmapped
+
+    def fresh() -> None:
+        b = np.empty((n_vars, 4), dtype=np.uint64)
+        synthesize_witness(circuit, out=b, n_inputs=n_in, engine="native")
+
+    inside = peak_growth(fresh)
+    return {
+        "buffer_bytes_per_constraint": 32 * n_vars / m,
+        "peak_growth_bytes_per_constraint_buffer_given": None if given is None else given / m,
+        "peak_growth_bytes_per_constraint_buffer_inside": None if inside is None else inside / m,
+    }
+
+
+def memory_in_child(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """memory() in a fresh process, where large blocks are mapped and unmapped rather than
+    reused from earlier runs (glibc's mmap threshold pinned), so RSS shows what one run takes."""
+    cmd = [sys.executable, __file__, "--memory-child", name, "--paths", str(args.paths), "--leaves",
+           str(args.leaves), "--sha-paths", str(args.sha_paths), "--sha-leaves", str(args.sha_leaves)]
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def machine() -> dict[str, Any]:
@@ -222,8 +243,12 @@ def main() -> None:
     ap.add_argument("--sha-paths", type=int, default=2, help="SHA-256 paths per circuit")
     ap.add_argument("--sha-leaves", type=int, default=1 << 10, help="SHA-256 tree leaves (binary)")
     ap.add_argument("--out", default="")
+    ap.add_argument("--memory-child", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     wl = workloads(args)
+    if args.memory_child:
+        print(json.dumps(memory(wl[args.memory_child][1])))
+        return
     rows = []
     for name in args.workloads.split(","):
         what, circuit = wl[name]

@@ -365,3 +365,30 @@ def test_allocated_bits_keep_their_recipes() -> None:
         AllocatedBit.nor(cs, a, b)
 
     _assert_native_exact(circuit, ("native", "python"))
+
+
+@pytest.mark.parametrize("hasher, shape", [("poseidon", "8-8-2"), ("sha256", "4-0-0")])
+def test_path_level_template_records_what_two_calls_record(hasher: str, shape: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """por.py records a level (insert, then hash) as one template for height-free hashers; a
+    hasher without the flag takes the two calls: same matrices, labels and witness."""
+    from cuzk.filecoin.cs.digest import bellpepper_hash
+    from cuzk.filecoin.gadgets.hash_functions import HASH_FUNCTIONS
+
+    s = TreeShape.parse(shape)
+    tc = por_test_circuit(s, hasher, challenge=3)
+    level, level_w = synthesize_r1cs(tc), synthesize_witness(tc)
+    node = HASH_FUNCTIONS[hasher].hash_multi_leaf_circuit
+
+    class Plain:  # the same hash, without height_free
+        name = hasher
+        hash_multi_leaf_circuit = staticmethod(node)
+
+    monkeypatch.setitem(HASH_FUNCTIONS, hasher, Plain)
+    plain_tc = por_test_circuit(s, hasher, challenge=3)
+    plain = synthesize_r1cs(plain_tc)
+    assert bellpepper_hash(level) == bellpepper_hash(plain)
+    labels = level.labels["constraints"]
+    assert [labels[i] for i in range(level.n_constraints)] == \
+        [plain.labels["constraints"][i] for i in range(plain.n_constraints)]
+    assert (level_w == synthesize_witness(plain_tc, engine="python")).all()

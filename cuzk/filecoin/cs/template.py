@@ -248,6 +248,7 @@ class Template:
     lets: list[tuple[int, tuple]]  # temporaries: (aux variables allocated before it, terms)
     _program: Any = None
     _native: Any = None
+    _aux_outs: list | None = None
 
     def program(self) -> WitnessProgram | None:
         """The numpy witness program (bit recipes only), or None."""
@@ -286,6 +287,12 @@ class Template:
     def outputs_from(self, aux_base: int, in_base: int, slots: Sequence[Var], values: Sequence[int]) -> Any:
         """The outputs on the caller's variables, with `values` given for the variable atoms
         (aux or argument, in order) as a native program returns them."""
+        if self._aux_outs is None:  # every output an aux variable of the template (the usual case)
+            self._aux_outs = [(v, n) for v, n, _ in self.out_atoms] \
+                if all(v is not None and v < 0 for v, _, _ in self.out_atoms) else []
+        if self._aux_outs:
+            atoms = [(v - aux_base, n, None, x) for (v, n), x in zip(self._aux_outs, values)]
+            return unflatten(self.out_def, iter(atoms))
         vals = iter(values)
 
         def relocate() -> Iterator[tuple]:
