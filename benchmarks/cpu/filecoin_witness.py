@@ -3,7 +3,9 @@ native witness engine (one thread, and one circuit per core on all cores at once
 the numpy witness programs and the gadget code itself, and the witness path's memory.
 
 Workloads: `create_label` (rust-fil-proofs' create_label test circuit: 37 parents and the
-replica id allocated as bits, 20 SHA-256 compressions, 532,025 constraints), `poseidon-path`
+replica id allocated as bits, 20 SHA-256 compressions, 532,025 constraints),
+`labels-from-nums` (labels as the PoRep circuit makes them: parents are numbers split into
+bits), `poseidon-path`
 (private Poseidon inclusion paths of shape 8-8-0, as tree_c and tree_r_last use; --paths
 challenges in one circuit) and `sha256-path` (binary SHA-256 paths, as tree_d uses).
 
@@ -67,9 +69,43 @@ def paths_circuit(hasher: str, shape: str, leaves: int, n: int, seed: int = 1) -
     return circuit
 
 
+def labels_from_nums(n: int, seed: int = 2) -> Circuit:
+    """n labels as the PoRep circuit computes them: the replica id and each node's 14 parents
+    are numbers (Merkle leaves) split into bits (to_bits_le), expanded to 37 parents."""
+    from cuzk.filecoin.cs.lc import R
+    from cuzk.filecoin.gadgets.create_label import create_label_circuit
+    from cuzk.filecoin.gadgets.num import AllocatedNum
+    from cuzk.filecoin.gadgets.uint32 import UInt32
+    from cuzk.filecoin.gadgets.uint64 import UInt64
+    from cuzk.filecoin.gadgets.util import reverse_bit_numbering
+    from cuzk.filecoin.stacked.label import expand_parents
+
+    rng = random.Random(seed)
+    rid = rng.randrange(R)
+    parents = [[rng.randrange(R) for _ in range(14)] for _ in range(n)]
+    nodes = [rng.getrandbits(30) for _ in range(n)]
+
+    def circuit(cs: ConstraintSystem) -> None:
+        v = cs.wants_values
+        with cs.namespace("replica_id"):
+            idbits = reverse_bit_numbering(AllocatedNum.alloc(cs, rid if v else None).to_bits_le(cs))
+        for i in range(n):
+            with cs.namespace("label", i):
+                bits = []
+                for k, p in enumerate(parents[i]):
+                    with cs.namespace("parent", k):
+                        bits.append(reverse_bit_numbering(AllocatedNum.alloc(cs, p if v else None).to_bits_le(cs)))
+                node = UInt64.alloc(cs, nodes[i] if v else None)
+                create_label_circuit(cs, idbits, expand_parents(bits, 2), UInt32.constant(2), node)
+
+    return circuit
+
+
 def workloads(args: argparse.Namespace) -> dict[str, tuple[str, Circuit]]:
     return {
         "create_label": ("create_label.rs test circuit (layer 3, node 22)", create_label_test_circuit()),
+        "labels-from-nums": (f"{args.labels} labels, parents and replica id split from numbers (as in PoRep)",
+                             labels_from_nums(args.labels)),
         "poseidon-path": (f"{args.paths} Poseidon 8-8-0 paths, {args.leaves:,} leaves",
                           paths_circuit("poseidon", "8-8-0", args.leaves, args.paths)),
         "sha256-path": (f"{args.sha_paths} SHA-256 binary paths, {args.sha_leaves:,} leaves",
@@ -182,7 +218,7 @@ def memory(circuit: Circuit) -> dict[str, Any]:
 def memory_in_child(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """memory() in a fresh process, where large blocks are mapped and unmapped rather than
     reused from earlier runs (glibc's mmap threshold pinned), so RSS shows what one run takes."""
-    cmd = [sys.executable, __file__, "--memory-child", name, "--paths", str(args.paths), "--leaves",
+    cmd = [sys.executable, __file__, "--memory-child", name, "--labels", str(args.labels), "--paths", str(args.paths), "--leaves",
            str(args.leaves), "--sha-paths", str(args.sha_paths), "--sha-leaves", str(args.sha_leaves)]
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
@@ -234,10 +270,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--workloads", default="create_label,poseidon-path,sha256-path")
+    ap.add_argument("--workloads", default="create_label,labels-from-nums,poseidon-path,sha256-path")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="circuits synthesized at once for the all-cores rate (1: skip)")
+    ap.add_argument("--labels", type=int, default=4, help="labels per labels-from-nums circuit")
     ap.add_argument("--paths", type=int, default=40, help="Poseidon paths per circuit")
     ap.add_argument("--leaves", type=int, default=8 * 8 ** 4, help="Poseidon tree leaves (8-8-0)")
     ap.add_argument("--sha-paths", type=int, default=2, help="SHA-256 paths per circuit")

@@ -15,7 +15,8 @@ Classes that can be template arguments implement either
   own value or None) and `_tpl_make(cls, var | None, negated, constant, value=None)` (one
   variable or constant), or
   `_tpl_parts(self) -> (static, children)` and `_tpl_build(cls, static, children)`.
-An atom class whose instances carry `var`, `neg` and (constants) `value` attributes meaning
+An atom class may add `_tpl_make_run(cls, vars, negs, values)`: `_tpl_make` over a run of
+variables (outputs of witness programs are built with it). An atom class whose instances carry `var`, `neg` and (constants) `value` attributes meaning
 exactly what `_tpl_atom` returns may set `_tpl_fast = True`: signatures then read them in bulk.
 """
 
@@ -95,6 +96,33 @@ def unflatten(tdef: Any, atoms: Iterator[tuple]) -> Any:
     if head is list or head is tuple:
         return head(unflatten(d, atoms) for d in tdef[1])
     return head._tpl_build(tdef[1], unflatten(tdef[2], atoms))
+
+
+def _build(tdef: Any, vs: list, ns: list, xs: Sequence, pos: int) -> tuple[Any, int]:
+    """unflatten() for variables only, from parallel lists of variables, negations and values
+    (from position pos); runs of one class go through its `_tpl_make_run` when it has one."""
+    if isinstance(tdef, type):
+        return tdef._tpl_make(vs[pos], ns[pos], None, xs[pos]), pos + 1
+    head = tdef[0]
+    if head == "s":
+        return tdef[1], pos
+    if head == "A":
+        cls, n = tdef[2], tdef[3]
+        end = pos + n
+        run = getattr(cls, "_tpl_make_run", None)
+        if run is not None:
+            objs = run(vs[pos:end], ns[pos:end], xs[pos:end])
+        else:
+            objs = [cls._tpl_make(vs[i], ns[i], None, xs[i]) for i in range(pos, end)]
+        return tdef[1](objs), end
+    if head is list or head is tuple:
+        out = []
+        for d in tdef[1]:
+            obj, pos = _build(d, vs, ns, xs, pos)
+            out.append(obj)
+        return head(out), pos
+    sub, pos = _build(tdef[2], vs, ns, xs, pos)
+    return head._tpl_build(tdef[1], sub), pos
 
 
 def signature(args: tuple, values: list | None = None) -> tuple[Any, tuple[int, ...], list[Var]]:
@@ -248,7 +276,7 @@ class Template:
     lets: list[tuple[int, tuple]]  # temporaries: (aux variables allocated before it, terms)
     _program: Any = None
     _native: Any = None
-    _aux_outs: list | None = None
+    _aux_outs: tuple | None = None
 
     def program(self) -> WitnessProgram | None:
         """The numpy witness program (bit recipes only), or None."""
@@ -288,11 +316,12 @@ class Template:
         """The outputs on the caller's variables, with `values` given for the variable atoms
         (aux or argument, in order) as a native program returns them."""
         if self._aux_outs is None:  # every output an aux variable of the template (the usual case)
-            self._aux_outs = [(v, n) for v, n, _ in self.out_atoms] \
-                if all(v is not None and v < 0 for v, _, _ in self.out_atoms) else []
+            aux_only = all(v is not None and v < 0 for v, _, _ in self.out_atoms)
+            self._aux_outs = ([v for v, _, _ in self.out_atoms], [n for _, n, _ in self.out_atoms]) \
+                if aux_only else ()
         if self._aux_outs:
-            atoms = [(v - aux_base, n, None, x) for (v, n), x in zip(self._aux_outs, values)]
-            return unflatten(self.out_def, iter(atoms))
+            vs, ns = self._aux_outs
+            return _build(self.out_def, [v - aux_base for v in vs], ns, values, 0)[0]
         vals = iter(values)
 
         def relocate() -> Iterator[tuple]:

@@ -39,6 +39,10 @@ class AllocatedBit:
     def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedBit:
         return cls(var, None if value is None else bool(value))
 
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[AllocatedBit]:
+        return [cls(v, x == 1) for v, x in zip(vs, xs)]
+
     @staticmethod
     def alloc(cs: ConstraintSystem, value: bool | None, recipe: tuple | None = None) -> AllocatedBit:
         var = cs.alloc(_v(value), "boolean", recipe)
@@ -142,6 +146,11 @@ class Boolean:
         if var is None:
             return TRUE if const else FALSE
         return cls(var, neg, None if value is None else bool(value) ^ neg)
+
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[Boolean]:
+        """Variables with their own values (0 or 1)."""
+        return [cls(v, n, (x == 1) ^ n) for v, n, x in zip(vs, ns, xs)]
 
     @property
     def operand(self) -> tuple[Var, bool]:

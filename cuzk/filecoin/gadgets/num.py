@@ -34,6 +34,10 @@ class AllocatedNum:
     def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedNum:
         return cls(var, value)
 
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[AllocatedNum]:
+        return [cls(v, x) for v, x in zip(vs, xs)]
+
     # --- allocation -----------------------------------------------------------------------
 
     @staticmethod
