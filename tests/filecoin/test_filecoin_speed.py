@@ -54,11 +54,14 @@ def test_record_and_witness_rates() -> None:
     t = time.perf_counter()
     r1cs = synthesize_r1cs(chain(n), labels=False)
     dt_rec = time.perf_counter() - t
-    t = time.perf_counter()
-    w = synthesize_witness(chain(n))
-    dt_wit = time.perf_counter() - t
-    check_satisfied(r1cs, w)
+    rates = {}
+    for engine in ("auto", "numpy"):
+        synthesize_witness(chain(1), engine=engine)  # the witness program is compiled once
+        t = time.perf_counter()
+        w = synthesize_witness(chain(n), engine=engine)
+        rates[engine] = time.perf_counter() - t
+        check_satisfied(r1cs, w)
     m = r1cs.n_constraints
-    print(f"\nrecord: {m:,} constraints in {dt_rec:.2f} s ({m / dt_rec / 1e6:.2f} M/s); "
-          f"witness: {dt_wit:.2f} s ({m / dt_wit / 1e6:.2f} M/s)")
-    assert dt_rec < 120 and dt_wit < 300
+    print(f"\nrecord: {m:,} constraints in {dt_rec:.2f} s ({m / dt_rec / 1e6:.2f} M/s); witness: "
+          + ", ".join(f"{e} {dt:.2f} s ({m / dt / 1e6:.2f} M/s)" for e, dt in rates.items()))
+    assert dt_rec < 120 and max(rates.values()) < 300

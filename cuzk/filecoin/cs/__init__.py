@@ -49,9 +49,12 @@ def synthesize_r1cs(circuit: Circuit, labels: bool = True) -> R1CS:
 
 
 def synthesize_witness(
-    circuit: Circuit, out: np.ndarray | None = None, n_inputs: int | None = None
+    circuit: Circuit, out: np.ndarray | None = None, n_inputs: int | None = None,
+    engine: str = "auto",
 ) -> np.ndarray:
-    cs = WitnessCS(out=out, n_inputs=n_inputs)
+    """The assignment; `engine` ("auto", "native", "numpy", "python") picks how templates
+    compute their values (see WitnessCS)."""
+    cs = WitnessCS(out=out, n_inputs=n_inputs, engine=engine)
     circuit(cs)
     return cs.finish()
 

@@ -49,6 +49,7 @@ class ConstraintSystem:
 
     wants_values = False  # witness mode: gadgets compute and pass values to alloc
     wants_constraints = True  # shape/record: enforce() looks at its linear combinations
+    wants_recipes = False  # a template capture: gadgets describe values (recipes, let())
 
     def __init__(self) -> None:
         self.n_inputs = 1  # ONE is input 0
@@ -74,6 +75,13 @@ class ConstraintSystem:
 
     def enforce(self, a: LinearLike, b: LinearLike, c: LinearLike, name: str | None = None) -> None:
         raise NotImplementedError
+
+    def let(self, terms: tuple) -> Var | None:
+        """A temporary for witness programs: the value sum coeff·key over `terms` ((key,
+        coeff) pairs of variables or earlier temporaries), never allocated. Recipes may refer
+        to it (Poseidon's lanes between S-boxes). Only a template capture keeps it (see
+        cs/program.py); elsewhere it is None."""
+        return None
 
     def namespace(self, *name: object) -> _Namespace:
         """`with cs.namespace("bit", i):` — the parts are joined with spaces only when a label

@@ -19,6 +19,8 @@ class AllocatedBit:
     """A variable constrained to 0 or 1."""
 
     __slots__ = ("var", "value")
+    neg = False  # with var: what _tpl_atom returns (template signatures read them in bulk)
+    _tpl_fast = True
 
     def __init__(self, var: Var, value: bool | None = None) -> None:
         self.var = var
@@ -37,6 +39,10 @@ class AllocatedBit:
     def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedBit:
         return cls(var, None if value is None else bool(value))
 
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[AllocatedBit]:
+        return [cls(v, x == 1) for v, x in zip(vs, xs)]
+
     @staticmethod
     def alloc(cs: ConstraintSystem, value: bool | None, recipe: tuple | None = None) -> AllocatedBit:
         var = cs.alloc(_v(value), "boolean", recipe)
@@ -45,10 +51,10 @@ class AllocatedBit:
         return AllocatedBit(var, value)
 
     @staticmethod
-    def alloc_conditionally(cs: ConstraintSystem, value: bool | None,
-                            must_be_false: AllocatedBit) -> AllocatedBit:
+    def alloc_conditionally(cs: ConstraintSystem, value: bool | None, must_be_false: AllocatedBit,
+                            recipe: tuple | None = None) -> AllocatedBit:
         """A bit that must be 0 when `must_be_false` is 1: (1 − m − b)·b = 0."""
-        var = cs.alloc(_v(value), "boolean")
+        var = cs.alloc(_v(value), "boolean", recipe)
         if cs.wants_constraints:
             cs.enforce([(ONE, 1), (must_be_false.var, -1), (var, -1)], var, [], "boolean constraint")
         return AllocatedBit(var, value)
@@ -94,6 +100,7 @@ class Boolean:
     """bellpepper's Boolean: Is(bit) (neg False), Not(bit) (neg True) or Constant (var None)."""
 
     __slots__ = ("var", "neg", "value")
+    _tpl_fast = True  # var, neg and (constants) value are what _tpl_atom returns
 
     def __init__(self, var: Var | None, neg: bool = False, value: bool | None = None) -> None:
         self.var = var
@@ -139,6 +146,11 @@ class Boolean:
         if var is None:
             return TRUE if const else FALSE
         return cls(var, neg, None if value is None else bool(value) ^ neg)
+
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[Boolean]:
+        """Variables with their own values (0 or 1)."""
+        return [cls(v, n, (x == 1) ^ n) for v, n, x in zip(vs, ns, xs)]
 
     @property
     def operand(self) -> tuple[Var, bool]:
@@ -297,15 +309,18 @@ def u64_into_boolean_vec_le(cs: ConstraintSystem, value: int | None) -> list[Boo
     return out
 
 
-def field_into_allocated_bits_le(cs: ConstraintSystem, value: int | None) -> list[AllocatedBit]:
+def field_into_allocated_bits_le(cs: ConstraintSystem, value: int | None,
+                                 var: Var | None = None) -> list[AllocatedBit]:
     """NUM_BITS (255) allocated bits of a field element, least significant first (no check
-    that they encode a value below r: see AllocatedNum.to_bits_le_strict)."""
+    that they encode a value below r: see AllocatedNum.to_bits_le_strict). `var`, the
+    element's variable if it has one, gives the bits their recipes."""
     if value is not None:
         value %= R
     out = []
     for i in range(NUM_BITS):
         with cs.namespace("bit", i):
-            out.append(AllocatedBit.alloc(cs, None if value is None else bool(value >> i & 1)))
+            out.append(AllocatedBit.alloc(cs, None if value is None else bool(value >> i & 1),
+                                          None if var is None else ("fbit", var, i)))
     return out
 
 

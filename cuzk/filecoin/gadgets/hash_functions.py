@@ -29,7 +29,9 @@ from cuzk.filecoin.gadgets.util import reverse_bit_numbering
 
 
 class CircuitHasher(Protocol):
-    """What a Merkle path gadget needs of a hash function: a node from its children."""
+    """What a Merkle path gadget needs of a hash function: a node from its children. A hasher
+    whose node hash ignores the height may say so (`height_free = True`): the path gadget then
+    records a whole level as one template."""
 
     name: str
 
@@ -41,6 +43,7 @@ class Sha256Function:
     """filecoin-hashers' Sha256Function in the circuit."""
 
     name = "sha256"
+    height_free = True
 
     @staticmethod
     def hash_circuit(cs: ConstraintSystem, bits: Sequence[Boolean]) -> AllocatedNum:
@@ -86,6 +89,7 @@ class PoseidonFunction:
     """filecoin-hashers' PoseidonFunction in the circuit."""
 
     name = "poseidon"
+    height_free = True
 
     @staticmethod
     def hash_multi_leaf_circuit(cs: ConstraintSystem, leaves: Sequence[AllocatedNum],

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cuzk.filecoin.cs.base import ConstraintSystem
+from cuzk.filecoin.cs.template import template
 from cuzk.filecoin.gadgets.boolean import AllocatedBit, Boolean
 from cuzk.filecoin.gadgets.num import AllocatedNum
 
@@ -22,8 +23,11 @@ def pick(cs: ConstraintSystem, condition: Boolean, a: AllocatedNum, b: Allocated
     v = None
     if cs.wants_values:
         v = a.value if condition.value else b.value
+    recipe = None
+    if cs.wants_recipes:  # b + cond·(a − b)
+        recipe = ("mul", ((a.var, 1), (b.var, -1)), tuple(condition.lc()), ((b.var, 1),))
     with cs.namespace("pick result"):
-        c = AllocatedNum.alloc(cs, v)
+        c = AllocatedNum.alloc(cs, v, recipe)
     if cs.wants_constraints:
         cs.enforce([(b.var, 1), (a.var, -1)], condition.lc(), [(b.var, 1), (c.var, -1)], "pick")
     return c
@@ -148,9 +152,11 @@ def insert_general(cs: ConstraintSystem, x: AllocatedNum, bits: Sequence[Boolean
     return out
 
 
+@template
 def insert(cs: ConstraintSystem, x: AllocatedNum, bits: Sequence[Boolean],
            elements: Sequence[AllocatedNum]) -> list[AllocatedNum]:
-    """elements with x inserted at the index the bits give (least significant first)."""
+    """elements with x inserted at the index the bits give (least significant first). A
+    template: every Merkle path level calls it, and its picks have witness recipes."""
     size = len(elements) + 1
     if 1 << len(bits) != size:
         raise ValueError(f"inserting into {len(elements)} elements needs {size.bit_length() - 1} "

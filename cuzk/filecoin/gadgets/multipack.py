@@ -33,8 +33,9 @@ def pack_into_inputs(cs: ConstraintSystem, bits: Sequence[Boolean]) -> None:
 def pack_bits(cs: ConstraintSystem, bits: Sequence[Boolean]) -> AllocatedNum:
     """The first CAPACITY bits as one allocated number (little-endian): num·1 = number."""
     num = _pack(cs, bits[:CAPACITY])
+    recipe = ("lin", tuple(num.lc.items())) if cs.wants_recipes and num.lc is not None else None
     with cs.namespace("input"):
-        out = AllocatedNum.alloc(cs, num.value)
+        out = AllocatedNum.alloc(cs, num.value, recipe)
     if cs.wants_constraints:
         cs.enforce(num.lc_times(1), ONE, out.var, "packing constraint")
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cuzk.filecoin.cs.base import ConstraintSystem, SynthesisError
 from cuzk.filecoin.cs.lc import LC, ONE, R, Var
+from cuzk.filecoin.cs.template import template
 from cuzk.filecoin.gadgets.boolean import AllocatedBit, Boolean, field_into_allocated_bits_le
 
 # r − 1, the largest field element: to_bits_le_strict checks a value's bits against it.
@@ -13,6 +14,8 @@ _R_MINUS_1 = R - 1
 
 class AllocatedNum:
     __slots__ = ("var", "value")
+    neg = False  # with var: what _tpl_atom returns (template signatures read them in bulk)
+    _tpl_fast = True
 
     def __init__(self, var: Var, value: int | None = None) -> None:
         self.var = var
@@ -31,12 +34,18 @@ class AllocatedNum:
     def _tpl_make(cls, var: Var, neg: bool, const: object, value: int | None = None) -> AllocatedNum:
         return cls(var, value)
 
+    @classmethod
+    def _tpl_make_run(cls, vs: list[Var], ns: list[bool], xs: list[int]) -> list[AllocatedNum]:
+        return [cls(v, x) for v, x in zip(vs, xs)]
+
     # --- allocation -----------------------------------------------------------------------
 
     @staticmethod
-    def alloc(cs: ConstraintSystem, value: int | None) -> AllocatedNum:
+    def alloc(cs: ConstraintSystem, value: int | None, recipe: tuple | None = None) -> AllocatedNum:
+        """`recipe`: how the value follows from earlier variables, for witness programs
+        (cs/native_program.py: "lin" or "mul")."""
         v = None if value is None else value % R
-        return AllocatedNum(cs.alloc(v, "num"), v)
+        return AllocatedNum(cs.alloc(v, "num", recipe), v)
 
     @staticmethod
     def alloc_input(cs: ConstraintSystem, value: int | None) -> AllocatedNum:
@@ -57,7 +66,10 @@ class AllocatedNum:
 
     def to_bits_le_strict(self, cs: ConstraintSystem) -> list[Boolean]:
         """255 bits, least significant first, constrained to encode a value below r
-        (allocated most significant first, as bellpepper does)."""
+        (allocated most significant first, as bellpepper does). A template (as to_bits_le)."""
+        return _to_bits_le_strict(cs, self)
+
+    def _bits_le_strict(self, cs: ConstraintSystem) -> list[Boolean]:
         a = self.value
         result: list[AllocatedBit] = []
         last_run: AllocatedBit | None = None
@@ -65,9 +77,10 @@ class AllocatedNum:
         i = 0
         for pos in range(_R_MINUS_1.bit_length() - 1, -1, -1):
             a_bit = None if a is None else bool(a >> pos & 1)
+            recipe = ("fbit", self.var, pos)
             if _R_MINUS_1 >> pos & 1:
                 with cs.namespace("bit", i):
-                    bit = AllocatedBit.alloc(cs, a_bit)
+                    bit = AllocatedBit.alloc(cs, a_bit, recipe)
                 current_run.append(bit)
                 result.append(bit)
             else:
@@ -79,15 +92,20 @@ class AllocatedNum:
                     current_run = []
                 assert last_run is not None  # r − 1 starts with a one
                 with cs.namespace("bit", i):
-                    result.append(AllocatedBit.alloc_conditionally(cs, a_bit, last_run))
+                    result.append(AllocatedBit.alloc_conditionally(cs, a_bit, last_run, recipe))
             i += 1
         assert not current_run  # r is odd... r − 1 ends in a run of zeros
         self._unpack(cs, result[::-1])
         return [Boolean.of(b) for b in reversed(result)]
 
     def to_bits_le(self, cs: ConstraintSystem) -> list[Boolean]:
-        """255 bits, least significant first, packing to this number (not checked below r)."""
-        bits = field_into_allocated_bits_le(cs, self.value)
+        """255 bits, least significant first, packing to this number (not checked below r).
+        A template: each bit's recipe is bit i of the number, so witness mode computes the
+        whole decomposition natively (Filecoin circuits split many numbers into bits)."""
+        return _to_bits_le(cs, self)
+
+    def _bits_le(self, cs: ConstraintSystem) -> list[Boolean]:
+        bits = field_into_allocated_bits_le(cs, self.value, self.var)
         self._unpack(cs, bits)
         return [Boolean.of(b) for b in bits]
 
@@ -106,21 +124,21 @@ class AllocatedNum:
 
     def add(self, cs: ConstraintSystem, other: AllocatedNum) -> AllocatedNum:
         v = None if self.value is None or other.value is None else (self.value + other.value) % R
-        var = cs.alloc(v, "sum num")
+        var = cs.alloc(v, "sum num", ("lin", ((self.var, 1), (other.var, 1))))
         if cs.wants_constraints:
             cs.enforce([(self.var, 1), (other.var, 1)], ONE, var, "addition constraint")
         return AllocatedNum(var, v)
 
     def mul(self, cs: ConstraintSystem, other: AllocatedNum) -> AllocatedNum:
         v = None if self.value is None or other.value is None else self.value * other.value % R
-        var = cs.alloc(v, "product num")
+        var = cs.alloc(v, "product num", ("mul", ((self.var, 1),), ((other.var, 1),), ()))
         if cs.wants_constraints:
             cs.enforce(self.var, other.var, var, "multiplication constraint")
         return AllocatedNum(var, v)
 
     def square(self, cs: ConstraintSystem) -> AllocatedNum:
         v = None if self.value is None else self.value * self.value % R
-        var = cs.alloc(v, "squared num")
+        var = cs.alloc(v, "squared num", ("mul", ((self.var, 1),), ((self.var, 1),), ()))
         if cs.wants_constraints:
             cs.enforce(self.var, self.var, var, "squaring constraint")
         return AllocatedNum(var, v)
@@ -140,17 +158,32 @@ class AllocatedNum:
                               condition: Boolean) -> tuple[AllocatedNum, AllocatedNum]:
         """(a, b) if condition is false, else (b, a)."""
         cv = condition.value
+        r1 = r2 = None
+        if cs.wants_recipes:  # a + cond·(b − a), b + cond·(a − b)
+            cond = tuple(condition.lc())
+            r1 = ("mul", ((b.var, 1), (a.var, -1)), cond, ((a.var, 1),))
+            r2 = ("mul", ((a.var, 1), (b.var, -1)), cond, ((b.var, 1),))
         with cs.namespace("conditional reversal result 1"):
-            c = AllocatedNum.alloc(cs, None if cv is None else (b.value if cv else a.value))
+            c = AllocatedNum.alloc(cs, None if cv is None else (b.value if cv else a.value), r1)
         if cs.wants_constraints:
             cs.enforce([(a.var, 1), (b.var, -1)], condition.lc(), [(a.var, 1), (c.var, -1)],
                        "first conditional reversal")
         with cs.namespace("conditional reversal result 2"):
-            d = AllocatedNum.alloc(cs, None if cv is None else (a.value if cv else b.value))
+            d = AllocatedNum.alloc(cs, None if cv is None else (a.value if cv else b.value), r2)
         if cs.wants_constraints:
             cs.enforce([(b.var, 1), (a.var, -1)], condition.lc(), [(b.var, 1), (d.var, -1)],
                        "second conditional reversal")
         return c, d
+
+
+@template
+def _to_bits_le(cs: ConstraintSystem, num: AllocatedNum) -> list[Boolean]:
+    return num._bits_le(cs)
+
+
+@template
+def _to_bits_le_strict(cs: ConstraintSystem, num: AllocatedNum) -> list[Boolean]:
+    return num._bits_le_strict(cs)
 
 
 def _kary_and(cs: ConstraintSystem, v: list[AllocatedBit]) -> AllocatedBit:

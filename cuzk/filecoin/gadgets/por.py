@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.lc import ONE
+from cuzk.filecoin.cs.template import template
 from cuzk.filecoin.gadgets.boolean import AllocatedBit, Boolean
 from cuzk.filecoin.gadgets.constraint import equal
-from cuzk.filecoin.gadgets.hash_functions import CircuitHasher
+from cuzk.filecoin.gadgets.hash_functions import HASH_FUNCTIONS, CircuitHasher
 from cuzk.filecoin.gadgets.insertion import insert
 from cuzk.filecoin.gadgets.multipack import pack_into_inputs
 from cuzk.filecoin.gadgets.num import AllocatedNum
@@ -130,10 +131,23 @@ def synthesize_subpath(cs: ConstraintSystem, path: Sequence[PathElement], arity:
             for k, h in enumerate(el.hashes):
                 with cs.namespace("path element", k):
                     siblings.append(AllocatedNum.alloc(cs, h if want else None))
-            inserted = insert(cs, cur, bits, siblings)
-            with cs.namespace("computation of commitment hash"):
-                cur = hasher.hash_multi_leaf_circuit(cs, inserted, i)
+            if getattr(hasher, "height_free", False):
+                cur = _insert_and_hash(cs, cur, bits, siblings, hasher.name)
+            else:
+                inserted = insert(cs, cur, bits, siblings)
+                with cs.namespace("computation of commitment hash"):
+                    cur = hasher.hash_multi_leaf_circuit(cs, inserted, i)
     return cur, all_bits
+
+
+@template
+def _insert_and_hash(cs: ConstraintSystem, cur: AllocatedNum, bits: list[Boolean],
+                     siblings: list[AllocatedNum], hasher: str) -> AllocatedNum:
+    """A path level after its allocations, as one template (one call per level in witness
+    mode); only for hashers whose node hash does not depend on the height."""
+    inserted = insert(cs, cur, bits, siblings)
+    with cs.namespace("computation of commitment hash"):
+        return HASH_FUNCTIONS[hasher].hash_multi_leaf_circuit(cs, inserted, 0)
 
 
 def por_circuit(cs: ConstraintSystem, value: Root, auth_path: AuthPath, root: Root,

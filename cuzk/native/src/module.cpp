@@ -10,10 +10,11 @@ void register_msm(py::module_& m);    // bind_msm.cpp
 void register_ntt(py::module_& m);    // bind_ntt.cpp
 void register_poseidon(py::module_& m);  // bind_poseidon.cpp
 void register_sdr(py::module_& m);       // bind_sdr.cpp
+void register_witness(py::module_& m);   // bind_witness.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
-    m.doc() = "cuzk CPU backend: field, curve, MSM, NTT and constraint-evaluation kernels";
+    m.doc() = "cuzk CPU backend: field, curve, MSM, NTT, constraint-evaluation and witness kernels";
     m.attr("__version__") = "0.1.0";
     cuzk::register_field(m);
     cuzk::register_curve(m);
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_native, m) {
     cuzk::register_ntt(m);
     cuzk::register_poseidon(m);
     cuzk::register_sdr(m);
+    cuzk::register_witness(m);
 }
