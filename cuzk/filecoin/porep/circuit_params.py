@@ -10,6 +10,7 @@ and shape/record mode ignore values anyway.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,7 +58,7 @@ class StackedCircuitParams:
         return 3 + self.challenges * (1 + self.parents + 3)
 
     def describe(self) -> str:
-        return (f"{self.nodes} nodes, {self.layers} layers, {self.challenges} challenge(s), "
+        return (f"{self.nodes:,} nodes, {self.layers} layers, {self.challenges} challenge(s), "
                 f"tree {self.tree}")
 
 
@@ -145,3 +146,62 @@ class PartitionWitness:
         """StackedCompound::blank_circuit."""
         return cls(None, None, None, None, None,
                    [ChallengeProof.blank(params) for _ in range(params.challenges)])
+
+
+# filecoin-proofs constants.rs: sector size → (tree shape, layers, partitions, minimum
+# interactive challenges). Production sizes are 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB; the
+# others are its test sizes.
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+SECTORS: dict[int, tuple[str, int, int, int]] = {
+    2 * KIB: ("8-0-0", 2, 1, 2),
+    4 * KIB: ("8-2-0", 2, 1, 2),
+    16 * KIB: ("8-8-0", 2, 1, 2),
+    32 * KIB: ("8-8-2", 2, 1, 2),
+    8 * MIB: ("8-0-0", 2, 1, 2),
+    16 * MIB: ("8-2-0", 2, 1, 2),
+    512 * MIB: ("8-0-0", 2, 1, 2),
+    1 * GIB: ("8-2-0", 2, 1, 2),
+    32 * GIB: ("8-8-0", 11, 10, 176),
+    64 * GIB: ("8-8-2", 11, 10, 176),
+}
+NODE_SIZE = 32
+MAX_CHALLENGES_PER_PARTITION = 18
+
+
+def parse_sector_size(text: str) -> int:
+    """'2KiB', '32GiB', '512MiB', '32G', '2048' → bytes."""
+    m = re.fullmatch(r"(\d+)\s*([a-z]*)", text.strip().lower())
+    units = {"kib": KIB, "k": KIB, "mib": MIB, "m": MIB, "gib": GIB, "g": GIB, "b": 1, "": 1}
+    if m is None or m.group(2) not in units:
+        raise ValueError(f"not a sector size: {text!r} (e.g. 2KiB, 512MiB, 32GiB)")
+    return int(m.group(1)) * units[m.group(2)]
+
+
+def format_sector_size(size: int) -> str:
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit}{name}"
+    return f"{size}B"
+
+
+def sector_partitions(sector_size: int) -> int:
+    return _sector(sector_size)[2]
+
+
+def sector_circuit_params(sector_size: int) -> StackedCircuitParams:
+    """The circuit of one partition of an interactive PoRep of this sector size
+    (filecoin-proofs parameters.rs setup_params: challenges per partition = ⌈minimum /
+    partitions⌉, 18 for 32 and 64 GiB)."""
+    tree, layers, partitions, minimum = _sector(sector_size)
+    challenges = -(-minimum // partitions)
+    assert challenges <= MAX_CHALLENGES_PER_PARTITION
+    return StackedCircuitParams(sector_size // NODE_SIZE, layers, challenges, TreeShape.parse(tree))
+
+
+def _sector(sector_size: int) -> tuple[str, int, int, int]:
+    try:
+        return SECTORS[sector_size]
+    except KeyError:
+        known = ", ".join(format_sector_size(s) for s in SECTORS)
+        raise ValueError(f"no PoRep for a {format_sector_size(sector_size)} sector "
+                         f"(known: {known})") from None
