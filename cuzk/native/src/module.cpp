@@ -9,6 +9,7 @@ void register_curve(py::module_& m);  // bind_curve.cpp
 void register_msm(py::module_& m);    // bind_msm.cpp
 void register_ntt(py::module_& m);    // bind_ntt.cpp
 void register_poseidon(py::module_& m);  // bind_poseidon.cpp
+void register_sdr(py::module_& m);       // bind_sdr.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
@@ -19,4 +20,5 @@ PYBIND11_MODULE(_native, m) {
     cuzk::register_msm(m);
     cuzk::register_ntt(m);
     cuzk::register_poseidon(m);
+    cuzk::register_sdr(m);
 }
