@@ -329,8 +329,7 @@ register(GadgetEntry(
          "--sector-size, or a test shape (--nodes, --layers, --challenges, --tree)",
     inputs=lambda cs, o: None,
     run=lambda cs, ins, o: _porep("circuit")(o)(cs),
-    options=(Option("sector_size", str, None, "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB "
-                    "(and the test sizes 4KiB, 16KiB, 32KiB, 16MiB, 1GiB)"),
+    options=(Option("sector_size", str, None, "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
              Option("nodes", int, None, "test shape: nodes (leaves of every tree)"),
              Option("layers", int, None, "test shape: layers (default 2)"),
              Option("challenges", int, None, "test shape: challenges per partition (default 1)"),

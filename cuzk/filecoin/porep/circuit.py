@@ -40,11 +40,10 @@ from cuzk.filecoin.gadgets.poseidon import poseidon_hash
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.filecoin.gadgets.uint64 import UInt64
 from cuzk.filecoin.gadgets.util import reverse_bit_numbering
-from cuzk.filecoin.porep.circuit_params import (
-    ChallengeProof,
-    PartitionWitness,
-    StackedCircuitParams,
-)
+
+from .circuit_params import ChallengeProof, PartitionWitness, StackedCircuitParams
+from .constants import PoRepConfig
+from .proof import SealCommitPhase1Output
 
 
 def _value(cs: ConstraintSystem, v: int | None) -> int | None:
@@ -184,3 +183,12 @@ class StackedCircuit:
             with cs.namespace(f"challenge_{i}"):
                 synthesize_challenge(cs, self.params, proof, comm_d, comm_c, comm_r_last,
                                      replica_id_bits)
+
+
+def c1_partition_circuit(out: SealCommitPhase1Output, k: int,
+                         config: PoRepConfig | None = None) -> StackedCircuit:
+    """Partition k's circuit with its values, from a C1 output (StackedCompound::circuit).
+    `config` replaces the registered proof's (test shapes)."""
+    cfg = config or out.config
+    params = StackedCircuitParams.from_config(cfg)
+    return StackedCircuit(params, PartitionWitness.from_c1(out, k, params))

@@ -10,13 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from cuzk.filecoin.merkle import TreeShape
-from cuzk.filecoin.porep.circuit_params import (
-    StackedCircuitParams,
-    format_sector_size,
-    parse_sector_size,
-    sector_circuit_params,
-    sector_partitions,
-)
+
+from .circuit_params import StackedCircuitParams
+from .constants import parse_sector_size
 
 # (nodes, layers, challenges, tree) → constraints, before the appended input constraints
 KNOWN_CONSTRAINTS: dict[tuple[int, int, int, str], int] = {
@@ -35,7 +31,7 @@ def circuit_params(opts: dict[str, Any]) -> StackedCircuitParams:
         if shape_opts:
             raise ValueError("give --sector-size or the test-shape options "
                              f"(--nodes, --layers, --challenges, --tree), not both: {', '.join(shape_opts)}")
-        return sector_circuit_params(parse_sector_size(opts["sector_size"]))
+        return StackedCircuitParams.for_sector(parse_sector_size(opts["sector_size"]).size)
     if opts.get("nodes") is None:
         raise ValueError("give --sector-size SIZE, or --nodes N for a test shape")
     return StackedCircuitParams(
@@ -49,9 +45,8 @@ def circuit_params(opts: dict[str, Any]) -> StackedCircuitParams:
 def describe(opts: dict[str, Any]) -> str:
     p = circuit_params(opts)
     if opts.get("sector_size"):
-        size = parse_sector_size(opts["sector_size"])
-        return (f"{format_sector_size(size)} sector, one of {sector_partitions(size)} partition(s): "
-                f"{p.describe()}")
+        sec = parse_sector_size(opts["sector_size"])
+        return f"{sec.name} sector, one of {sec.partitions} partition(s): {p.describe()}"
     return f"test shape: {p.describe()}"
 
 
@@ -68,6 +63,6 @@ def params_id(opts: dict[str, Any]) -> str | None:
 
 
 def circuit(opts: dict[str, Any]) -> Any:
-    from cuzk.filecoin.porep.circuit import StackedCircuit
+    from .circuit import StackedCircuit
 
     return StackedCircuit(circuit_params(opts))

@@ -1,24 +1,26 @@
 """What the StackedDRG PoRep circuit's structure depends on, and the values one partition's
 circuit is built from (rust-fil-proofs storage-proofs-porep stacked/circuit/params.rs,
-column.rs, column_proof.rs: the circuit-side `Proof`, `Column`, `ColumnProof`).
+column.rs, column_proof.rs: the circuit-side `Proof`, `Column`, `ColumnProof`, and their
+`From` conversions of the vanilla proofs).
 
 The structure is fixed by the node count, the layer count, the challenges per partition and
-the tree shape (tree_c and tree_r_last share it; tree_d is binary SHA-256). Every value below
-may be None: the blank circuit bellperson's parameter generation synthesizes has no values,
-and shape/record mode ignore values anyway.
+the tree shape (tree_c and tree_r_last share it; tree_d is binary SHA-256): a PoRepConfig
+minus the porep_id, API version and challenge mode, which only the public inputs see. Every
+value below may be None: the blank circuit bellperson's parameter generation synthesizes has
+no values, and shape/record mode ignore values anyway.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cuzk.filecoin.gadgets.por import AuthPath
-from cuzk.filecoin.merkle import InclusionProof, TreeShape
+from cuzk.filecoin.merkle import TreeShape
 
-BASE_DEGREE = 6  # DRG parents (drgraph BASE_DEGREE)
-EXP_DEGREE = 8  # expander parents (stacked vanilla EXP_DEGREE)
+from .constants import BASE_DEGREE, EXP_DEGREE, PoRepConfig, RegisteredSealProof
+from .proof import ColumnProof, MerkleProof, Proof, SealCommitPhase1Output
+
 TREE_D = TreeShape(2)  # tree_d: binary SHA-256 (BinaryMerkleTree<Sha256Hasher>)
 MAX_COLUMN_ARITY = 36  # the widest Poseidon our constants cover; rust-fil-proofs uses 2 and 11
 
@@ -47,6 +49,16 @@ class StackedCircuitParams:
         TREE_D.check_leaves(self.nodes)
         self.tree.check_leaves(self.nodes)
 
+    @classmethod
+    def from_config(cls, config: PoRepConfig) -> StackedCircuitParams:
+        return cls(config.nodes, config.layers, config.challenges_per_partition, config.shape)
+
+    @classmethod
+    def for_sector(cls, size: int | str) -> StackedCircuitParams:
+        """One partition of an interactive PoRep of a published sector size ('32GiB', 2048):
+        challenges per partition = ⌈minimum / partitions⌉ (18 for 32 and 64 GiB)."""
+        return cls.from_config(PoRepConfig.for_proof(RegisteredSealProof.for_size(size)))
+
     @property
     def parents(self) -> int:
         return self.degree + self.expansion_degree
@@ -62,21 +74,26 @@ class StackedCircuitParams:
                 f"tree {self.tree}")
 
 
+def auth_path(shape: TreeShape, proof: MerkleProof) -> AuthPath:
+    """A vanilla Merkle proof as the circuit's path (MerkleProof::as_options into AuthPath)."""
+    return AuthPath.from_levels(shape, proof.path())
+
+
 @dataclass
-class ColumnProof:
+class ColumnOpening:
     """A parent's column (its label in every layer, layer 1 first) and the column hash's
-    inclusion path in tree_c."""
+    inclusion path in tree_c (the circuit's ColumnProof)."""
 
     rows: list[int | None]
     path: AuthPath
 
     @classmethod
-    def blank(cls, params: StackedCircuitParams) -> ColumnProof:
+    def blank(cls, params: StackedCircuitParams) -> ColumnOpening:
         return cls([None] * params.layers, AuthPath.blank(params.tree, params.nodes))
 
     @classmethod
-    def of(cls, params: StackedCircuitParams, rows: Sequence[int], proof: InclusionProof) -> ColumnProof:
-        return cls([int(r) for r in rows], AuthPath.from_proof(params.tree, proof))
+    def of(cls, params: StackedCircuitParams, proof: ColumnProof) -> ColumnOpening:
+        return cls([int(r) for r in proof.column.rows], auth_path(params.tree, proof.inclusion_proof))
 
 
 @dataclass
@@ -88,8 +105,8 @@ class ChallengeProof:
     challenge: int | None
     comm_r_last_path: AuthPath
     comm_c_path: AuthPath
-    drg_parents: list[ColumnProof]
-    exp_parents: list[ColumnProof]
+    drg_parents: list[ColumnOpening]
+    exp_parents: list[ColumnOpening]
 
     @classmethod
     def blank(cls, params: StackedCircuitParams) -> ChallengeProof:
@@ -100,8 +117,23 @@ class ChallengeProof:
             challenge=None,
             comm_r_last_path=AuthPath.blank(params.tree, params.nodes),
             comm_c_path=AuthPath.blank(params.tree, params.nodes),
-            drg_parents=[ColumnProof.blank(params) for _ in range(params.degree)],
-            exp_parents=[ColumnProof.blank(params) for _ in range(params.expansion_degree)],
+            drg_parents=[ColumnOpening.blank(params) for _ in range(params.degree)],
+            exp_parents=[ColumnOpening.blank(params) for _ in range(params.expansion_degree)],
+        )
+
+    @classmethod
+    def of(cls, params: StackedCircuitParams, proof: Proof) -> ChallengeProof:
+        """The circuit's Proof from a vanilla one (params.rs `From<VanillaProof>`: the
+        challenge is the first labeling proof's node)."""
+        rcp = proof.replica_column_proofs
+        return cls(
+            comm_d_path=auth_path(TREE_D, proof.comm_d_proofs),
+            data_leaf=proof.data_leaf,
+            challenge=proof.labeling_proofs[0].node,
+            comm_r_last_path=auth_path(params.tree, proof.comm_r_last_proof),
+            comm_c_path=auth_path(params.tree, rcp.c_x.inclusion_proof),
+            drg_parents=[ColumnOpening.of(params, c) for c in rcp.drg_parents],
+            exp_parents=[ColumnOpening.of(params, c) for c in rcp.exp_parents],
         )
 
     def check(self, params: StackedCircuitParams) -> None:
@@ -147,61 +179,36 @@ class PartitionWitness:
         return cls(None, None, None, None, None,
                    [ChallengeProof.blank(params) for _ in range(params.challenges)])
 
+    @classmethod
+    def of(cls, params: StackedCircuitParams, replica_id: bytes, comm_d: bytes, comm_r: bytes,
+           proofs: Sequence[Proof]) -> PartitionWitness:
+        """StackedCompound::circuit: comm_r_last and comm_c from the first proof, every proof
+        agreeing."""
+        if not proofs:
+            raise ValueError("a partition circuit needs its vanilla proofs")
+        comm_r_last, comm_c = proofs[0].comm_r_last, proofs[0].comm_c
+        if any(p.comm_r_last != comm_r_last for p in proofs):
+            raise ValueError("inconsistent comm_r_lasts")
+        if any(p.comm_c != comm_c for p in proofs):
+            raise ValueError("inconsistent comm_cs")
+        if len(proofs) != params.challenges:
+            raise ValueError(f"{params.challenges} challenge proof(s) per partition, got {len(proofs)}")
+        out = cls(_fr(replica_id), _fr(comm_d), _fr(comm_r), comm_r_last, comm_c,
+                  [ChallengeProof.of(params, p) for p in proofs])
+        for cp in out.proofs:
+            cp.check(params)
+        return out
 
-# filecoin-proofs constants.rs: sector size → (tree shape, layers, partitions, minimum
-# interactive challenges). Production sizes are 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB; the
-# others are its test sizes.
-KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
-SECTORS: dict[int, tuple[str, int, int, int]] = {
-    2 * KIB: ("8-0-0", 2, 1, 2),
-    4 * KIB: ("8-2-0", 2, 1, 2),
-    16 * KIB: ("8-8-0", 2, 1, 2),
-    32 * KIB: ("8-8-2", 2, 1, 2),
-    8 * MIB: ("8-0-0", 2, 1, 2),
-    16 * MIB: ("8-2-0", 2, 1, 2),
-    512 * MIB: ("8-0-0", 2, 1, 2),
-    1 * GIB: ("8-2-0", 2, 1, 2),
-    32 * GIB: ("8-8-0", 11, 10, 176),
-    64 * GIB: ("8-8-2", 11, 10, 176),
-}
-NODE_SIZE = 32
-MAX_CHALLENGES_PER_PARTITION = 18
-
-
-def parse_sector_size(text: str) -> int:
-    """'2KiB', '32GiB', '512MiB', '32G', '2048' → bytes."""
-    m = re.fullmatch(r"(\d+)\s*([a-z]*)", text.strip().lower())
-    units = {"kib": KIB, "k": KIB, "mib": MIB, "m": MIB, "gib": GIB, "g": GIB, "b": 1, "": 1}
-    if m is None or m.group(2) not in units:
-        raise ValueError(f"not a sector size: {text!r} (e.g. 2KiB, 512MiB, 32GiB)")
-    return int(m.group(1)) * units[m.group(2)]
-
-
-def format_sector_size(size: int) -> str:
-    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
-        if size >= unit and size % unit == 0:
-            return f"{size // unit}{name}"
-    return f"{size}B"
+    @classmethod
+    def from_c1(cls, out: SealCommitPhase1Output, k: int,
+                params: StackedCircuitParams | None = None) -> PartitionWitness:
+        """Partition k of a C1 output (params: its registered proof's unless given)."""
+        if not 0 <= k < len(out.vanilla_proofs):
+            raise ValueError(f"partition {k} is not in 0..{len(out.vanilla_proofs)}")
+        params = params or StackedCircuitParams.from_config(out.config)
+        return cls.of(params, out.replica_id, out.comm_d, out.comm_r, out.vanilla_proofs[k])
 
 
-def sector_partitions(sector_size: int) -> int:
-    return _sector(sector_size)[2]
+def _fr(b: bytes) -> int:
+    return int.from_bytes(b, "little")
 
-
-def sector_circuit_params(sector_size: int) -> StackedCircuitParams:
-    """The circuit of one partition of an interactive PoRep of this sector size
-    (filecoin-proofs parameters.rs setup_params: challenges per partition = ⌈minimum /
-    partitions⌉, 18 for 32 and 64 GiB)."""
-    tree, layers, partitions, minimum = _sector(sector_size)
-    challenges = -(-minimum // partitions)
-    assert challenges <= MAX_CHALLENGES_PER_PARTITION
-    return StackedCircuitParams(sector_size // NODE_SIZE, layers, challenges, TreeShape.parse(tree))
-
-
-def _sector(sector_size: int) -> tuple[str, int, int, int]:
-    try:
-        return SECTORS[sector_size]
-    except KeyError:
-        known = ", ".join(format_sector_size(s) for s in SECTORS)
-        raise ValueError(f"no PoRep for a {format_sector_size(sector_size)} sector "
-                         f"(known: {known})") from None

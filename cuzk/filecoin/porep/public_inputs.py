@@ -9,56 +9,42 @@ generate_public_inputs): they must equal, in order, what the circuit inputizes.
 
 Every inclusion is private-root, so por.rs contributes one input each: the leaf index (the
 path's index bits packed little-endian; below 2^64, one field element). The graph's parents
-and the challenges come from the vanilla side (`ParentGraph`, `interactive_challenges`).
+and the challenges come from the vanilla side (graph.py, challenges.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Protocol
 
 from cuzk.filecoin.cs.lc import R
-from cuzk.filecoin.porep.circuit_params import StackedCircuitParams
+
+from .challenges import partition_challenges
+from .circuit_params import StackedCircuitParams
+from .constants import PoRepConfig
+from .graph import StackedGraph
+from .proof import SealCommitPhase1Output
 
 
 class ParentGraph(Protocol):
-    """What the public inputs need of the SDR graph: a node's parents in graph order."""
+    """What the public inputs need of the SDR graph (StackedGraph): a node's parents in
+    graph order."""
 
-    def base_parents(self, node: int) -> Sequence[int]:
+    def drg_parents(self, node: int) -> Sequence[int]:
         """The DRG parents (BASE_DEGREE of them)."""
         ...
 
-    def expanded_parents(self, node: int) -> Sequence[int]:
+    def exp_parents(self, node: int) -> Sequence[int]:
         """The expander parents (EXP_DEGREE of them)."""
         ...
-
-
-def interactive_challenges(replica_id: int, seed: bytes, nodes: int, per_partition: int, k: int) -> list[int]:
-    """Partition k's interactive challenges (vanilla/challenges.rs InteractiveChallenges::
-    derive): sha256(replica_id ‖ seed ‖ j as u32 LE), read little-endian, mod (nodes − 1),
-    plus 1, for j = per_partition·k + i."""
-    if len(seed) != 32:
-        raise ValueError(f"the seed is 32 bytes, not {len(seed)}")
-    if not 0 <= replica_id < R:
-        raise ValueError("replica_id must be a field element")
-    if nodes < 2:
-        raise ValueError("a sector has at least 2 nodes")
-    rid = replica_id.to_bytes(32, "little")
-    out = []
-    for i in range(per_partition):
-        j = per_partition * k + i
-        h = hashlib.sha256(rid + seed + j.to_bytes(4, "little")).digest()
-        out.append(int.from_bytes(h, "little") % (nodes - 1) + 1)
-    return out
 
 
 def challenge_inputs(params: StackedCircuitParams, graph: ParentGraph, challenge: int) -> list[int]:
     """The 18 inputs of one challenge."""
     if not 0 <= challenge < params.nodes:
         raise ValueError(f"challenge {challenge} is not a node of a {params.nodes}-node sector")
-    drg = list(graph.base_parents(challenge))
-    exp = list(graph.expanded_parents(challenge))
+    drg = list(graph.drg_parents(challenge))
+    exp = list(graph.exp_parents(challenge))
     if len(drg) != params.degree or len(exp) != params.expansion_degree:
         raise ValueError(f"the graph gives {len(drg)} DRG and {len(exp)} expander parents, "
                          f"the circuit takes {params.degree} and {params.expansion_degree}")
@@ -82,8 +68,25 @@ def generate_public_inputs(params: StackedCircuitParams, graph: ParentGraph, rep
     return out
 
 
-def partition_public_inputs(params: StackedCircuitParams, graph: ParentGraph, replica_id: int,
-                            seed: bytes, comm_d: int, comm_r: int, k: int) -> list[int]:
-    """generate_public_inputs for interactive PoRep partition k (challenges from the seed)."""
-    challenges = interactive_challenges(replica_id, seed, params.nodes, params.challenges, k)
-    return generate_public_inputs(params, graph, replica_id, comm_d, comm_r, challenges)
+def partition_public_inputs(config: PoRepConfig, replica_id: bytes, comm_d: bytes, comm_r: bytes,
+                            k: int, seed: bytes | None = None,
+                            graph: ParentGraph | None = None) -> list[int]:
+    """generate_public_inputs for partition k of a sector: the challenges drawn under the
+    configuration's mode (interactive: from the seed; synthetic: the seed picks among the
+    synthetic challenges; non-interactive: from comm_r), the parents from its graph."""
+    challenges = partition_challenges(config, replica_id, k, seed=seed, comm_r=comm_r)
+    return generate_public_inputs(StackedCircuitParams.from_config(config),
+                                  graph or StackedGraph.for_config(config), _fr(replica_id),
+                                  _fr(comm_d), _fr(comm_r), challenges)
+
+
+def c1_public_inputs(out: SealCommitPhase1Output, k: int) -> list[int]:
+    """Partition k's public inputs for a C1 output (its registered proof's configuration)."""
+    return partition_public_inputs(out.config, out.replica_id, out.comm_d, out.comm_r, k,
+                                   seed=out.seed)
+
+
+def _fr(b: bytes) -> int:
+    if len(b) != 32:
+        raise ValueError(f"a domain is 32 bytes, not {len(b)}")
+    return int.from_bytes(b, "little")
