@@ -23,7 +23,13 @@ from cuzk.filecoin.cs import (
 )
 from cuzk.filecoin.cs.lc import R
 from cuzk.filecoin.merkle import TreeShape
-from cuzk.filecoin.porep import PoRepConfig, RegisteredSealProof, SealCommitPhase1Output
+from cuzk.filecoin.porep import (
+    PoRepConfig,
+    RegisteredSealProof,
+    SealCommitPhase1Output,
+    load,
+    to_json,
+)
 from cuzk.filecoin.porep.circuit import StackedCircuit, c1_partition_circuit
 from cuzk.filecoin.porep.circuit_info import KNOWN_CONSTRAINTS
 from cuzk.filecoin.porep.circuit_params import (
@@ -166,7 +172,10 @@ def test_sealed_sector_satisfies(cfg: PoRepConfig) -> None:
 
 @pytest.fixture(scope="module")
 def sealed_2kib() -> tuple[StackedCircuitParams, SealCommitPhase1Output, SealedSector]:
+    """A 2 KiB sector's C1 output, through its JSON form (as C2 receives it)."""
     out, sector = _seal(PoRepConfig.for_proof(P2KIB), 2)
+    data = to_json(out)
+    out, _ = load(data if isinstance(data, bytes) else data.encode())
     return StackedCircuitParams.for_sector(2048), out, sector
 
 
