@@ -1,5 +1,6 @@
-"""`cuzk filecoin hash ...` (native Filecoin hashers) and `cuzk filecoin circuit-info GADGET`
-(constraint counts of a circuit gadget, shape mode)."""
+"""`cuzk filecoin hash ...` (native Filecoin hashers), `cuzk filecoin circuit-info GADGET`
+(constraint counts of a circuit gadget, shape mode) and the PoRep verbs `seal`, `c1-verify`,
+`porep-info` (cuzk/commands/filecoin_porep.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def parse_hex(text: str, what: str = "input") -> bytes:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    f = subparsers.add_parser("filecoin", help="Filecoin circuits: native hashers, circuit-info")
+    f = subparsers.add_parser("filecoin", help="Filecoin circuits: native hashers, circuit-info, "
+                              "test sealing (seal, c1-verify)")
     fsub = f.add_subparsers(dest="filecoin_command", metavar="COMMAND", parser_class=_Parser)
     f.set_defaults(func=lambda args: (f.print_help(), 2)[1])
 
@@ -61,6 +63,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            default=opt.default, help=opt.help, choices=opt.choices)
         g.add_argument("--json", action="store_true", help="print one JSON object")
         g.set_defaults(func=cmd_circuit_info, entry=entry)
+
+    from cuzk.commands.filecoin_porep import add_porep_commands
+
+    add_porep_commands(fsub)
 
 
 def _register_sha256(hsub: argparse._SubParsersAction) -> None:

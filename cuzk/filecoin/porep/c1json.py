@@ -198,14 +198,14 @@ def _merkle_from(v: Any, path: str) -> MerkleProof:
     if len(data) != 1:
         raise _fail(f"{path}.data", f"expected one of Single, Sub, Top, got keys {sorted(data)}")
     (kind, body), = data.items()
+    if kind not in ("Single", "Sub", "Top"):
+        raise _fail(f"{path}.data", f"unknown variant `{kind}` (expected Single, Sub or Top)")
     p = f"{path}.data.{kind}"
     body = _obj(body, p)
     root = _domain(_get(body, "root", p), f"{p}.root")
     leaf = _domain(_get(body, "leaf", p), f"{p}.leaf")
     if kind == "Single":
         return MerkleProof(root, leaf, _inclusion_path_from(_get(body, "path", p), f"{p}.path"))
-    if kind not in ("Sub", "Top"):
-        raise _fail(f"{path}.data", f"unknown variant `{kind}` (expected Single, Sub or Top)")
     base = _inclusion_path_from(_get(body, "base_proof", p), f"{p}.base_proof")
     sub = _inclusion_path_from(_get(body, "sub_proof", p), f"{p}.sub_proof")
     top = _inclusion_path_from(_get(body, "top_proof", p), f"{p}.top_proof") if kind == "Top" else None

@@ -212,8 +212,8 @@ class PoRepConfig:
     def __post_init__(self) -> None:
         if self.nodes < 2 or self.nodes & (self.nodes - 1):
             raise ValueError(f"the node count must be a power of two (at least 2), not {self.nodes}")
-        if self.nodes > 1 << 32:
-            raise ValueError("too many nodes (at most 2^32)")
+        if self.nodes >= 1 << 32:
+            raise ValueError("too many nodes (a graph has at most 2^32 - 1)")
         if self.layers < 1:
             raise ValueError(f"at least one layer, not {self.layers}")
         if self.partitions < 1 or self.challenges_per_partition < 1:

@@ -94,8 +94,8 @@ class StackedGraph:
     """StackedBucketGraph for `nodes` nodes of one porep_id and API version."""
 
     def __init__(self, nodes: int, porep_id: bytes, api_version: ApiVersion = ApiVersion.V1_1_0) -> None:
-        if nodes < 2 or nodes > 1 << 32:
-            raise ValueError(f"a graph has 2..2^32 nodes, not {nodes}")
+        if nodes < 2 or nodes >= 1 << 32:  # StackedGraph::new: nodes <= u32::MAX
+            raise ValueError(f"a graph has 2..2^32 - 1 nodes, not {nodes}")
         if len(porep_id) != 32:
             raise ValueError(f"porep_id is 32 bytes, not {len(porep_id)}")
         self.nodes = nodes

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def fr32_pad(raw: bytes, nodes: int) -> np.ndarray:
         bits = np.unpackbits(src[s * 254 // 8 : (s + k) * 254 // 8], bitorder="little").reshape(k, 254)
         bits = np.concatenate([bits, np.zeros((k, 2), dtype=np.uint8)], axis=1)
         out[s : s + k] = np.packbits(bits, axis=1, bitorder="little")
-    return out.view("<u8").astype(np.uint64)
+    return out.view(np.uint64)
 
 
 def fr32_unpad(nodes: np.ndarray) -> bytes:
@@ -91,7 +91,7 @@ def padded_nodes(raw: bytes, nodes: int) -> np.ndarray:
     if bad.size:
         raise ValueError(f"node {int(bad[0])} of the padded data has its top bits set "
                          "(not fr32-padded)")
-    return buf.view("<u8").reshape(nodes, 4).astype(np.uint64)
+    return buf.view(np.uint64).reshape(nodes, 4)
 
 
 def _native():  # noqa: ANN202
@@ -114,7 +114,7 @@ def compute_labels(graph: StackedGraph, replica_id: bytes, layers: int,
         if nat is None:
             raise RuntimeError("the native extension has no SDR kernels (rebuild it)")
         lab = nat.sdr_labels(replica_id, parents, layers)
-        return np.ascontiguousarray(lab).view("<u8").reshape(layers, graph.nodes, 4).astype(np.uint64)
+        return np.ascontiguousarray(lab).view(np.uint64).reshape(layers, graph.nodes, 4)
     n = graph.nodes
     out = np.empty((layers, n, 4), dtype=np.uint64)
     prev: list[bytes] = []
@@ -254,8 +254,8 @@ def commit_phase1(sector: SealedSector, seed: bytes, ticket: bytes,
     challenges = all_challenges(cfg, sector.replica_id, seed=seed, comm_r=comm_r)
     proofs = [[sector.prove(c) for c in part] for part in challenges]
     sector.timings["vanilla_proofs"] = time.perf_counter() - t0
-    # Synthetic C1 outputs carry the seed; rust returns an empty seed only for the
-    # synthetic-generation pass, which is not a C1 output a C2 takes.
+    # A synthetic PoRep's C1 output carries the seed too (the all-zero seed rust returns
+    # belongs to the pass that only stores the synthetic proofs).
     return SealCommitPhase1Output(registered_proof, proofs, comm_r,
                                   sector.comm_d.to_bytes(32, "little"), sector.replica_id,
                                   seed, ticket)
@@ -291,8 +291,6 @@ def seal(registered_proof: RegisteredSealProof, data: bytes | None = None, *,
     if porep_id is not None:
         if len(porep_id) != 32:
             raise ValueError(f"porep_id is 32 bytes, not {len(porep_id)}")
-        from dataclasses import replace
-
         cfg = replace(cfg, porep_id=bytes(porep_id))
     n = cfg.nodes
     if data is None:

@@ -10,6 +10,8 @@ height h in that array.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from cuzk.filecoin.merkle import Sha256Nodes, TreeShape, node_hasher
@@ -17,6 +19,9 @@ from cuzk.filecoin.merkle import Sha256Nodes, TreeShape, node_hasher
 from .proof import MerkleProof, PathElement
 
 _MASK64 = (1 << 64) - 1
+# Limbs and 32-byte domains share memory (views, no copies): little-endian hosts only.
+if sys.byteorder != "little":
+    raise ImportError("cuzk.filecoin.porep.trees views limbs as bytes: little-endian hosts only")
 
 
 def ints_to_limbs(values: list[int]) -> np.ndarray:
@@ -53,7 +58,7 @@ def hash_groups(values: np.ndarray, arity: int, hasher: str) -> np.ndarray:
     if hasher == "sha256":
         if arity == 2 and nat is not None and hasattr(nat, "sha256_pairs"):
             raw = nat.sha256_pairs(values.view(np.uint8).reshape(n, 32))
-            return np.ascontiguousarray(raw).view("<u8").reshape(n // 2, 4).astype(np.uint64)
+            return np.ascontiguousarray(raw).view(np.uint64).reshape(n // 2, 4)
         return ints_to_limbs(Sha256Nodes().hash_groups(limbs_to_ints(values), arity))
     if hasher == "poseidon":
         if nat is not None and hasattr(nat, "PoseidonHasher"):

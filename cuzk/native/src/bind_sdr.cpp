@@ -242,7 +242,7 @@ struct Graph {
         : nodes(n), api(api_version) {
         if (drg_seed.size() != 28) throw std::invalid_argument("the DRG seed is 28 bytes");
         if (k.size() != 4) throw std::invalid_argument("four Feistel keys");
-        if (n < 2 || n > (1ULL << 32)) throw std::invalid_argument("nodes must be 2..2^32");
+        if (n < 2 || n >= (1ULL << 32)) throw std::invalid_argument("nodes must be 2..2^32 - 1");
         std::memcpy(seed_words, drg_seed.data(), 28);  // little-endian host
         for (int i = 0; i < 4; i++) keys[i] = k[i];
         uint64_t pow4 = 4;
