@@ -326,9 +326,9 @@ def _porep(name: str) -> Callable[..., Any]:
 register(GadgetEntry(
     name="porep",
     help="the StackedDRG PoRep circuit of one partition (seal commit phase 2) for "
-         "--sector-size, or a test shape (--nodes, --layers, --challenges, --tree)",
+         "--sector-size (default 2KiB), or a test shape (--nodes, --layers, --challenges, --tree)",
     inputs=lambda cs, o: None,
-    run=lambda cs, ins, o: _porep("circuit")(o)(cs),
+    run=lambda cs, ins, o: _porep("circuit")(o)(cs),  # values: a sector sealed for the test
     options=(Option("sector_size", str, None, "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
              Option("nodes", int, None, "test shape: nodes (leaves of every tree)"),
              Option("layers", int, None, "test shape: layers (default 2)"),

@@ -268,17 +268,18 @@ def test_circuit_info_porep(capsys: pytest.CaptureFixture[str]) -> None:
     assert "params_id" in info and "test shape" in info["circuit"]
     for k in ("aux", "nnz_a", "nnz_b", "nnz_c", "vars_in_a", "vars_in_b", "aux_in_a", "aux_in_b"):
         assert info[k] > 0
-    assert main(["filecoin", "circuit-info", "porep", "--sector-size", "2KiB"]) == 0
+    assert main(["filecoin", "circuit-info", "porep"]) == 0  # the 2 KiB sector
     out = capsys.readouterr().out
     assert "2KiB sector" in out and "2 challenge(s)" in out and "appended input" in out
 
 
 @pytest.mark.parametrize("argv, message", [
-    ([], "--sector-size"),
+    (["--layers", "3"], "needs --nodes"),
     (["--sector-size", "3KiB"], "unknown sector size"),
     (["--sector-size", "2KiB", "--layers", "3"], "not both"),
-    (["--nodes", "12"], "do not fill"),
+    (["--nodes", "12"], "power of two"),
     (["--nodes", "8", "--tree", "3"], "power of two"),
+    (["--nodes", "8", "--layers", "40"], "layers must be"),
 ])
 def test_circuit_info_porep_bad(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["filecoin", "circuit-info", "porep", *argv]) != 0

@@ -26,7 +26,6 @@ parameters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.cs.template import template
@@ -40,6 +39,7 @@ from cuzk.filecoin.gadgets.poseidon import poseidon_hash
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.filecoin.gadgets.uint64 import UInt64
 from cuzk.filecoin.gadgets.util import reverse_bit_numbering
+from cuzk.filecoin.stacked.label import expand_parents
 
 from .circuit_params import ChallengeProof, PartitionWitness, StackedCircuitParams
 from .constants import PoRepConfig
@@ -69,14 +69,6 @@ def enforce_inclusion(cs: ConstraintSystem, path: AuthPath, root: AllocatedNum, 
     """params.rs enforce_inclusion: a PoR circuit with the leaf and root already allocated
     and the root private (one public input: the packed path index)."""
     por_circuit(cs, Root.var(leaf), path, Root.var(root), True, hasher)
-
-
-def expand_parents(parents: list[Any], layer: int) -> list[Any]:
-    """The 37 parents create_label hashes: layer 1 repeats its 6 DRG parents six times and
-    the first once more; later layers take the 14 twice and the first 9."""
-    if layer == 1:
-        return parents * 6 + parents[:1]
-    return parents * 2 + parents[:9]
 
 
 def _alloc_column(cs: ConstraintSystem, rows: Sequence[int | None]) -> list[AllocatedNum]:

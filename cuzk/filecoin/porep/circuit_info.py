@@ -7,12 +7,17 @@ rust-fil-proofs asserts these counts (storage-proofs-porep tests/stacked_circuit
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from cuzk.filecoin.cs.base import ConstraintSystem
 from cuzk.filecoin.merkle import TreeShape
 
 from .circuit_params import StackedCircuitParams
-from .constants import parse_sector_size
+from .constants import PoRepConfig, RegisteredSealProof, parse_sector_size
+
+DEFAULT_SECTOR = "2KiB"
 
 # (nodes, layers, challenges, tree) → constraints, before the appended input constraints
 KNOWN_CONSTRAINTS: dict[tuple[int, int, int, str], int] = {
@@ -24,28 +29,35 @@ KNOWN_CONSTRAINTS: dict[tuple[int, int, int, str], int] = {
 }
 
 
-def circuit_params(opts: dict[str, Any]) -> StackedCircuitParams:
-    """The parameters the options name (ValueError for a bad or contradictory set)."""
+def circuit_config(opts: dict[str, Any]) -> PoRepConfig:
+    """The configuration the options name (ValueError for a bad or contradictory set): a
+    published sector size (interactive PoRep, API 1.1.0), a test shape (--nodes ...), or with
+    neither the 2 KiB sector."""
     shape_opts = [k for k in ("nodes", "layers", "challenges", "tree") if opts.get(k) is not None]
-    if opts.get("sector_size"):
+    if opts.get("sector_size") or not shape_opts:
         if shape_opts:
             raise ValueError("give --sector-size or the test-shape options "
                              f"(--nodes, --layers, --challenges, --tree), not both: {', '.join(shape_opts)}")
-        return StackedCircuitParams.for_sector(parse_sector_size(opts["sector_size"]).size)
+        size = parse_sector_size(opts.get("sector_size") or DEFAULT_SECTOR).size
+        return PoRepConfig.for_proof(RegisteredSealProof.for_size(size))
     if opts.get("nodes") is None:
-        raise ValueError("give --sector-size SIZE, or --nodes N for a test shape")
-    return StackedCircuitParams(
-        nodes=opts["nodes"],
+        raise ValueError("a test shape needs --nodes")
+    return PoRepConfig.test(
+        opts["nodes"],
         layers=2 if opts.get("layers") is None else opts["layers"],
         challenges=1 if opts.get("challenges") is None else opts["challenges"],
-        tree=TreeShape.parse(opts.get("tree") or "8-0-0"),
+        shape=TreeShape.parse(opts.get("tree") or "8-0-0"),
     )
+
+
+def circuit_params(opts: dict[str, Any]) -> StackedCircuitParams:
+    return StackedCircuitParams.from_config(circuit_config(opts))
 
 
 def describe(opts: dict[str, Any]) -> str:
     p = circuit_params(opts)
-    if opts.get("sector_size"):
-        sec = parse_sector_size(opts["sector_size"])
+    sec = circuit_config(opts).sector
+    if sec is not None and not opts.get("nodes"):
         return f"{sec.name} sector, one of {sec.partitions} partition(s): {p.describe()}"
     return f"test shape: {p.describe()}"
 
@@ -62,7 +74,30 @@ def params_id(opts: dict[str, Any]) -> str | None:
     return None
 
 
-def circuit(opts: dict[str, Any]) -> Any:
+def circuit(opts: dict[str, Any]) -> Callable[[ConstraintSystem], Any]:
+    """The blank circuit in shape and record mode; in witness mode the circuit of partition 0
+    of a sector sealed by the test sealer (deterministic: fixed data, ids and seed), so the
+    entry runs in every mode. Sealing is only practical for small sectors."""
     from .circuit import StackedCircuit
 
-    return StackedCircuit(circuit_params(opts))
+    cfg = circuit_config(opts)
+    blank = StackedCircuit(StackedCircuitParams.from_config(cfg))
+
+    def run(cs: ConstraintSystem) -> Any:
+        if not cs.wants_values:
+            return blank(cs)
+        return _sealed_circuit(cfg)(cs)
+
+    return run
+
+
+@functools.cache
+def _sealed_circuit(cfg: PoRepConfig) -> Any:
+    import numpy as np
+
+    from .circuit import c1_partition_circuit
+    from .seal import seal
+
+    proof = cfg.registered_proof or RegisteredSealProof.StackedDrg2KiBV1_1
+    out, _, _ = seal(proof, config=cfg, seed=bytes(range(1, 33)), rng=np.random.default_rng(0))
+    return c1_partition_circuit(out, 0, cfg)
