@@ -60,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for entry in GADGETS.values():
         g = gsub.add_parser(entry.name, help=entry.help, description=entry.help)
         for opt in entry.options:
-            g.add_argument(f"--{opt.name}", type=opt.type, default=opt.default, help=opt.help,
-                           choices=opt.choices)
+            g.add_argument(f"--{opt.name.replace('_', '-')}", dest=opt.name, type=opt.type,
+                           default=opt.default, help=opt.help, choices=opt.choices)
         g.add_argument("--json", action="store_true", help="print one JSON object")
         g.set_defaults(func=cmd_circuit_info, entry=entry)
 
@@ -122,6 +122,10 @@ def circuit_info(entry: Any, opts: dict[str, Any]) -> dict[str, Any]:
     expected = entry.expected(opts)
     if expected is not None:
         info["expected_gadget_constraints"] = expected
+    if entry.describe is not None:
+        info["circuit"] = entry.describe(opts)
+    if entry.params_id is not None:
+        info["params_id"] = entry.params_id(opts)
     return info
 
 
@@ -135,15 +139,26 @@ def cmd_circuit_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, sort_keys=True))
         return 0
-    optstr = ", ".join(f"{k}={v}" for k, v in opts.items())
+    optstr = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
     exp = info.get("expected_gadget_constraints")
-    lines = [
-        f"gadget:               {entry.name}" + (f" ({optstr})" if optstr else ""),
-        f"gadget constraints:   {info['gadget_constraints']:,}"
-        + (f" (bellperson's tests: {exp:,})" if exp is not None else ""),
-        f"circuit constraints:  {info['constraints']:,} (with the inputs' allocation); "
-        f"{info['constraints_with_inputs']:,} with the {info['inputs']} appended input "
-        "constraint(s)",
+    known = f" (rust-fil-proofs' tests: {exp:,})" if exp is not None else ""
+    if "circuit" in info:
+        lines = [
+            f"circuit:              {entry.name}: {info['circuit']}",
+            f"constraints:          {info['constraints']:,}{known}; "
+            f"{info['constraints_with_inputs']:,} with the {info['inputs']} appended input "
+            "constraint(s)",
+        ]
+    else:
+        lines = [
+            f"gadget:               {entry.name}" + (f" ({optstr})" if optstr else ""),
+            f"gadget constraints:   {info['gadget_constraints']:,}"
+            + (f" (bellperson's tests: {exp:,})" if exp is not None else ""),
+            f"circuit constraints:  {info['constraints']:,} (with the inputs' allocation); "
+            f"{info['constraints_with_inputs']:,} with the {info['inputs']} appended input "
+            "constraint(s)",
+        ]
+    lines += [
         f"public inputs:        {info['public_inputs']:,} (plus ONE)",
         f"aux variables:        {info['aux']:,}",
         f"non-zeros:            A {info['nnz_a']:,}  B {info['nnz_b']:,}  C {info['nnz_c']:,}",

@@ -38,6 +38,9 @@ class GadgetEntry:
     options: tuple[Option, ...] = ()
     validate: Callable[[dict[str, Any]], None] | None = None  # ValueError for bad options
     expected: Callable[[dict[str, Any]], int | None] = field(default=lambda o: None)  # known count
+    # a whole circuit rather than a gadget: what it is (one line), and its parameter file's id
+    describe: Callable[[dict[str, Any]], str] | None = None
+    params_id: Callable[[dict[str, Any]], str | None] | None = None
 
     def circuit(self, opts: dict[str, Any]) -> Callable[[ConstraintSystem], Any]:
         def circuit(cs: ConstraintSystem) -> Any:
@@ -305,4 +308,35 @@ register(GadgetEntry(
              Option("index", int, 0, "the insertion index (witness values only)")),
     validate=_check_insertion,
     expected=lambda o: _insertion_expected(o),
+))
+
+
+# --- whole circuits -----------------------------------------------------------------------------
+
+
+def _porep(name: str) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        from cuzk.filecoin.porep import circuit_info
+
+        return getattr(circuit_info, name)(*args)
+
+    return call
+
+
+register(GadgetEntry(
+    name="porep",
+    help="the StackedDRG PoRep circuit of one partition (seal commit phase 2) for "
+         "--sector-size (default 2KiB), or a test shape (--nodes, --layers, --challenges, --tree)",
+    inputs=lambda cs, o: None,
+    run=lambda cs, ins, o: _porep("circuit")(o)(cs),  # values: a sector sealed for the test
+    options=(Option("sector_size", str, None, "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
+             Option("nodes", int, None, "test shape: nodes (leaves of every tree)"),
+             Option("layers", int, None, "test shape: layers (default 2)"),
+             Option("challenges", int, None, "test shape: challenges per partition (default 1)"),
+             Option("tree", str, None, "test shape: tree_c / tree_r_last shape base-sub-top "
+                    "(default 8-0-0)")),
+    validate=_porep("circuit_params"),
+    expected=_porep("expected_constraints"),
+    describe=_porep("describe"),
+    params_id=_porep("params_id"),
 ))

@@ -1,6 +1,6 @@
-"""PoRep (StackedDRG) vanilla side: sector constants, the SDR graph, replica_id and challenges,
-the vanilla proof data model and its C1 JSON, vanilla verification and a test sealer.
-See docs/porep.md."""
+"""PoRep (StackedDRG): sector constants, the SDR graph, replica_id and challenges, the vanilla
+proof data model and its C1 JSON, vanilla verification and a test sealer; the C2 circuit
+(circuit.py, circuit_params.py, public_inputs.py). See docs/porep.md."""
 
 from .c1json import C1FormatError, CurioC1, from_json, load, to_json
 from .challenges import (
