@@ -297,10 +297,10 @@ __global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_sorted_inl(const uint64_t* po
 // the chunk, the partial written when a bucket ends: a loop per bucket runs the warp's threads
 // that cross a bucket end apart from the others, much slower.
 template <class C, int G>
-__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
-                                          uint32_t skip, const uint32_t* bucket_off,
-                                          const uint32_t* part_off,
-                                          uint32_t nb, uint32_t T, uint64_t* out) {
+__device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
+                                                 uint32_t skip, const uint32_t* bucket_off,
+                                                 const uint32_t* part_off, uint32_t nb,
+                                                 uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
     const uint32_t t = global_id();
     const uint32_t total = bucket_off[nb];
@@ -321,6 +321,16 @@ __global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* poin
         add_entry<F, true>(acc, points, entries, skip, k);
     }
     o[part_off[b] + t - bucket_off[b] / T] = acc;
+}
+
+// The body stays a function of its own: written into the kernel, NVVM's code for BLS12-381's G1
+// module changes (an extra local-memory address conversion).
+template <class C, int G>
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
+                                          uint32_t skip, const uint32_t* bucket_off,
+                                          const uint32_t* part_off,
+                                          uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_flat<C, G>(points, entries, skip, bucket_off, part_off, nb, T, out);
 }
 
 // The partial sums' levels with the addition inlined, at the first level's occupancy.
