@@ -2,14 +2,15 @@
 //
 // Every modulus used here (BLS12-381 and BN254, base and scalar fields) has a top limb below
 // 2^63 - 1, which allows the "no-carry" CIOS multiplication: the running sum never needs an
-// extra limb. Values are kept fully reduced (< p) after every operation.
+// extra limb. Values are kept fully reduced (< p) after every operation. The moduli are in
+// ff_params.cuh; the host's x86 asm in ff_x86.hpp, the device's PTX products in ptx32.cuh.
 #pragma once
 
 #include "common.cuh"
 #include "ff_params.cuh"
 #include "ptx32.cuh"
 
-// The host's x86-64 asm products and add/sub (CUZK_X86_MONT6, CUZK_X86_ADDSUB).
+// CUZK_X86_MONT6 / CUZK_X86_ADDSUB where the host has the asm.
 #if !defined(CUZK_DEVICE_CODE) && defined(__x86_64__)
 #include "ff_x86.hpp"
 #endif
