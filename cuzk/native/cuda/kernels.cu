@@ -37,6 +37,9 @@ __device__ __forceinline__ void st16(uint64_t* p, const F& x) {
     for (int i = 0; i < (int)(sizeof(F) / 16); i++) o[i] = make_ulonglong2(d[2 * i], d[2 * i + 1]);
 }
 
+// The thread's index in the grid (one-dimensional launches).
+__device__ __forceinline__ uint32_t global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
 template <class F>
 __device__ __forceinline__ bool raw_is_zero(const uint64_t* a) {
     constexpr int W = sizeof(F) / 8;
@@ -128,7 +131,7 @@ __device__ __forceinline__ void for_each_digit(const uint64_t* scalars, uint32_t
 template <class C, int G>
 __global__ void msm_histogram(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
                               const uint32_t* rank, uint32_t* counts) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t i = global_id();
     if (i >= n) return;
     if (rank && rank[i] == NO_ROW) return;
     const uint32_t M = 1u << (c - 1);
@@ -144,7 +147,7 @@ template <class C, int G>
 __global__ void msm_scatter(const uint64_t* scalars, uint32_t n, int c, int nw, int shared,
                             const uint32_t* rank, uint32_t key_lo, uint32_t key_hi,
                             uint32_t* cursor, uint32_t* entries) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t i = global_id();
     if (i >= n) return;
     const uint32_t b = rank ? rank[i] : i;
     if (b == NO_ROW) return;
@@ -209,88 +212,6 @@ __device__ __forceinline__ Xyzz<F> sum_items(const Xyzz<F>* items, uint32_t begi
     return acc;
 }
 
-// Chunked sums: task t covers at most T entries of one bucket. ntasks_total lives on the device
-// (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
-template <class C, int G, bool INL>
-__device__ __forceinline__ void acc_entries_tasks(const uint64_t* points, const uint32_t* entries,
-                                                  uint32_t skip, const uint32_t* bucket_off,
-                                                  const uint32_t* task_off, uint32_t nb,
-                                                  uint32_t T, uint64_t* out) {
-    typedef typename GroupOf<C, G>::F F;
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= task_off[nb]) return;
-    uint32_t b = find_slot(task_off, nb, t);
-    uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
-    uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, INL>(points, entries, skip, begin, end);
-}
-
-// Tasks in two runs (Tuning.msm_task_chunk): first every bucket's full tasks of T entries
-// (full_off: exclusive prefix of count / T), then one short task per bucket with count % T > 0,
-// longest first (short_ids: bucket ids in that order, buckets without one after them). A warp
-// of tasks in bucket order holds the short last tasks of a few buckets and runs as long as its
-// longest lane; here a warp's lanes make nearly the same number of additions, so T can be large
-// (fewer partials for msm_acc_items_tasks_inl) without idle lanes. Task j of bucket b writes its
-// partial at task_off[b] + j, the layout of acc_entries_tasks.
-template <class C, int G, bool INL>
-__device__ __forceinline__ void acc_entries_sorted(const uint64_t* points, const uint32_t* entries,
-                                                   uint32_t skip, const uint32_t* bucket_off,
-                                                   const uint32_t* task_off,
-                                                   const uint32_t* full_off,
-                                                   const uint32_t* short_ids, uint32_t nb,
-                                                   uint32_t T, uint64_t* out) {
-    typedef typename GroupOf<C, G>::F F;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t nfull = full_off[nb];
-    uint32_t b, j;
-    if (t < nfull) {
-        b = find_slot(full_off, nb, t);
-        j = t - full_off[b];
-    } else {
-        if (t >= task_off[nb]) return;  // task_off[nb] - nfull short tasks
-        b = short_ids[t - nfull];
-        j = full_off[b + 1] - full_off[b];
-    }
-    const uint32_t begin = bucket_off[b] + j * T;
-    const uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[task_off[b] + j] =
-        sum_entries<F, INL>(points, entries, skip, begin, end);
-}
-
-// Flat chunks (Tuning.msm_flat, msm_plan.flat_pays): thread t sums entries [tT, tT + T) of the bucket-sorted
-// list, writing one partial per bucket the chunk touches, so every thread but the last makes T
-// additions (the last task of a bucket in acc_entries_tasks is short and its lanes idle).
-// Bucket b's partials are part_off[b] + (chunk - off[b]/T) for its chunks off[b]/T ..
-// (off[b+1] - 1)/T; the list ends at bucket_off[nb] (the grid may be larger). One loop over
-// the chunk, the partial written when a bucket ends: a loop per bucket runs the warp's threads
-// that cross a bucket end apart from the others, much slower.
-template <class C, int G, bool INL>
-__device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
-                                                 uint32_t skip, const uint32_t* bucket_off,
-                                                 const uint32_t* part_off, uint32_t nb,
-                                                 uint32_t T, uint64_t* out) {
-    typedef typename GroupOf<C, G>::F F;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t total = bucket_off[nb];
-    if ((uint64_t)t * T >= total) return;
-    const uint32_t begin = t * T, end = min(begin + T, total);
-    uint32_t b = find_slot(bucket_off, nb, begin);  // the non-empty bucket holding entry begin
-    uint32_t next = bucket_off[b + 1];
-    Xyzz<F>* o = reinterpret_cast<Xyzz<F>*>(out);
-    Xyzz<F> acc = xyzz_inf<F>();
-    for (uint32_t k = begin; k < end; k++) {
-        if (k == next) {
-            o[part_off[b] + t - bucket_off[b] / T] = acc;
-            acc = xyzz_inf<F>();
-            do b++;
-            while (bucket_off[b + 1] == k);  // empty buckets start where the next one does
-            next = bucket_off[b + 1];
-        }
-        add_entry<F, INL>(acc, points, entries, skip, k);
-    }
-    o[part_off[b] + t - bucket_off[b] / T] = acc;
-}
-
 // G1's hot bucket-sum kernels at two resident blocks of 256 per SM: registers capped at 128 (a
 // few spilled words) beat one block at the compiler's 156. CUZK_ACC_MIN_BLOCKS /
 // CUZK_ACC_THREADS (NVRTC -D options, CUZK_NVRTC_OPTIONS: another card's fit; the launches'
@@ -312,44 +233,104 @@ __device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const u
     __launch_bounds__((G) == 1 ? CUZK_ACC_THREADS : CUZK_ACC_THREADS_G2,     \
                       (G) == 1 ? CUZK_ACC_MIN_BLOCKS : CUZK_ACC_MIN_BLOCKS_G2)
 
+// Task t's entries [begin, end): chunk t - task_off[b] (at most T entries) of the bucket b that
+// holds task t (task_off: every bucket's first task).
+__device__ __forceinline__ void task_range(const uint32_t* bucket_off, const uint32_t* task_off,
+                                           uint32_t nb, uint32_t T, uint32_t t, uint32_t& begin,
+                                           uint32_t& end) {
+    const uint32_t b = find_slot(task_off, nb, t);
+    begin = bucket_off[b] + (t - task_off[b]) * T;
+    end = min(begin + T, bucket_off[b + 1]);
+}
+
+// Chunked sums: task t covers at most T entries of one bucket. ntasks_total lives on the device
+// (task_off[nb]) so the launch needs no host round trip; the grid is an upper bound.
 template <class C, int G>
 __global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_tasks_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* task_off,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_tasks<C, G, true>(points, entries, skip, bucket_off, task_off, nb, T, out);
+    typedef typename GroupOf<C, G>::F F;
+    const uint32_t t = global_id();
+    if (t >= task_off[nb]) return;
+    uint32_t begin, end;
+    task_range(bucket_off, task_off, nb, T, t, begin, end);
+    reinterpret_cast<Xyzz<F>*>(out)[t] = sum_entries<F, true>(points, entries, skip, begin, end);
 }
 
-template <class C, int G>
-__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
-                                          uint32_t skip, const uint32_t* bucket_off,
-                                          const uint32_t* part_off,
-                                          uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_flat<C, G, true>(points, entries, skip, bucket_off, part_off, nb, T, out);
-}
-
+// Tasks in two runs (Tuning.msm_task_chunk): first every bucket's full tasks of T entries
+// (full_off: exclusive prefix of count / T), then one short task per bucket with count % T > 0,
+// longest first (short_ids: bucket ids in that order, buckets without one after them). A warp
+// of tasks in bucket order holds the short last tasks of a few buckets and runs as long as its
+// longest lane; here a warp's lanes make nearly the same number of additions, so T can be large
+// (fewer partials for msm_acc_items_tasks_inl) without idle lanes. Task j of bucket b writes its
+// partial at task_off[b] + j, the layout of msm_acc_entries_tasks_inl.
 template <class C, int G>
 __global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_sorted_inl(const uint64_t* points, const uint32_t* entries,
                                           uint32_t skip, const uint32_t* bucket_off,
                                           const uint32_t* task_off, const uint32_t* full_off,
                                           const uint32_t* short_ids,
                                           uint32_t nb, uint32_t T, uint64_t* out) {
-    acc_entries_sorted<C, G, true>(points, entries, skip, bucket_off, task_off, full_off,
-                                   short_ids, nb, T, out);
+    typedef typename GroupOf<C, G>::F F;
+    const uint32_t t = global_id();
+    const uint32_t nfull = full_off[nb];
+    uint32_t b, j;
+    if (t < nfull) {
+        b = find_slot(full_off, nb, t);
+        j = t - full_off[b];
+    } else {
+        if (t >= task_off[nb]) return;  // task_off[nb] - nfull short tasks
+        b = short_ids[t - nfull];
+        j = full_off[b + 1] - full_off[b];
+    }
+    const uint32_t begin = bucket_off[b] + j * T;
+    const uint32_t end = min(begin + T, bucket_off[b + 1]);
+    reinterpret_cast<Xyzz<F>*>(out)[task_off[b] + j] =
+        sum_entries<F, true>(points, entries, skip, begin, end);
 }
 
-template <class C, int G, bool INL>
-__device__ __forceinline__ void acc_items_tasks(const uint64_t* items, const uint32_t* bucket_off,
-                                                const uint32_t* task_off, uint32_t nb,
-                                                uint32_t T, uint64_t* out) {
+// Flat chunks (Tuning.msm_flat, msm_plan.flat_pays): thread t sums entries [tT, tT + T) of the bucket-sorted
+// list, writing one partial per bucket the chunk touches, so every thread but the last makes T
+// additions (the last task of a bucket in msm_acc_entries_tasks_inl is short and its lanes idle).
+// Bucket b's partials are part_off[b] + (chunk - off[b]/T) for its chunks off[b]/T ..
+// (off[b+1] - 1)/T; the list ends at bucket_off[nb] (the grid may be larger). One loop over
+// the chunk, the partial written when a bucket ends: a loop per bucket runs the warp's threads
+// that cross a bucket end apart from the others, much slower.
+template <class C, int G>
+__device__ __forceinline__ void acc_entries_flat(const uint64_t* points, const uint32_t* entries,
+                                                 uint32_t skip, const uint32_t* bucket_off,
+                                                 const uint32_t* part_off, uint32_t nb,
+                                                 uint32_t T, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= task_off[nb]) return;
-    uint32_t b = find_slot(task_off, nb, t);
-    uint32_t begin = bucket_off[b] + (t - task_off[b]) * T;
-    uint32_t end = min(begin + T, bucket_off[b + 1]);
-    reinterpret_cast<Xyzz<F>*>(out)[t] =
-        sum_items<F, INL>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
+    const uint32_t t = global_id();
+    const uint32_t total = bucket_off[nb];
+    if ((uint64_t)t * T >= total) return;
+    const uint32_t begin = t * T, end = min(begin + T, total);
+    uint32_t b = find_slot(bucket_off, nb, begin);  // the non-empty bucket holding entry begin
+    uint32_t next = bucket_off[b + 1];
+    Xyzz<F>* o = reinterpret_cast<Xyzz<F>*>(out);
+    Xyzz<F> acc = xyzz_inf<F>();
+    for (uint32_t k = begin; k < end; k++) {
+        if (k == next) {
+            o[part_off[b] + t - bucket_off[b] / T] = acc;
+            acc = xyzz_inf<F>();
+            do b++;
+            while (bucket_off[b + 1] == k);  // empty buckets start where the next one does
+            next = bucket_off[b + 1];
+        }
+        add_entry<F, true>(acc, points, entries, skip, k);
+    }
+    o[part_off[b] + t - bucket_off[b] / T] = acc;
+}
+
+// The body stays a function of its own: written into the kernel, NVVM's code for BLS12-381's G1
+// module changes (an extra local-memory address conversion).
+template <class C, int G>
+__global__ void CUZK_ACC_BOUNDS(G) msm_acc_entries_flat_inl(const uint64_t* points, const uint32_t* entries,
+                                          uint32_t skip, const uint32_t* bucket_off,
+                                          const uint32_t* part_off,
+                                          uint32_t nb, uint32_t T, uint64_t* out) {
+    acc_entries_flat<C, G>(points, entries, skip, bucket_off, part_off, nb, T, out);
 }
 
 // The partial sums' levels with the addition inlined, at the first level's occupancy.
@@ -357,7 +338,13 @@ template <class C, int G>
 __global__ void CUZK_ACC_BOUNDS(G) msm_acc_items_tasks_inl(const uint64_t* items, const uint32_t* bucket_off,
                                         const uint32_t* task_off, uint32_t nb, uint32_t T,
                                         uint64_t* out) {
-    acc_items_tasks<C, G, true>(items, bucket_off, task_off, nb, T, out);
+    typedef typename GroupOf<C, G>::F F;
+    const uint32_t t = global_id();
+    if (t >= task_off[nb]) return;
+    uint32_t begin, end;
+    task_range(bucket_off, task_off, nb, T, t, begin, end);
+    reinterpret_cast<Xyzz<F>*>(out)[t] =
+        sum_items<F, true>(reinterpret_cast<const Xyzz<F>*>(items), begin, end);
 }
 
 // One thread per bucket: the whole (short) slice; empty buckets become infinity.
@@ -366,7 +353,7 @@ __global__ void msm_acc_entries_buckets(const uint64_t* points, const uint32_t* 
                                         uint32_t skip, const uint32_t* bucket_off, uint32_t nb,
                                         uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t b = global_id();
     if (b >= nb) return;
     reinterpret_cast<Xyzz<F>*>(out)[b] =
         sum_entries<F, false>(points, entries, skip, bucket_off[b], bucket_off[b + 1]);
@@ -376,7 +363,7 @@ template <class C, int G>
 __global__ void msm_acc_items_buckets(const uint64_t* items, const uint32_t* bucket_off,
                                       uint32_t nb, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t b = global_id();
     if (b >= nb) return;
     reinterpret_cast<Xyzz<F>*>(out)[b] = sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items),
                                                       bucket_off[b], bucket_off[b + 1]);
@@ -388,7 +375,7 @@ template <class C, int G>
 __global__ void msm_bucket_segments(const uint64_t* buckets, uint32_t M, uint32_t S,
                                     uint32_t nseg, uint32_t nw, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t gid = global_id();
     if (gid >= nseg * nw) return;
     uint32_t w = gid / nseg, s = gid % nseg;
     uint32_t lo = s * S, hi = min(lo + S, M);
@@ -414,7 +401,7 @@ template <class C, int G>
 __global__ void msm_reduce_groups(const uint64_t* in, uint32_t per_in, uint32_t per_out,
                                   uint32_t k, uint32_t nw, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t gid = global_id();
     if (gid >= per_out * nw) return;
     uint32_t w = gid / per_out, g = gid % per_out;
     uint32_t begin = g * k, end = min(begin + k, per_in);
@@ -426,7 +413,7 @@ __global__ void msm_reduce_groups(const uint64_t* in, uint32_t per_in, uint32_t 
 template <class C, int G>
 __global__ void msm_finish(const uint64_t* windows, uint32_t nw, int c, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    if (global_id() != 0) return;
     const Xyzz<F>* W = reinterpret_cast<const Xyzz<F>*>(windows);
     Xyzz<F> acc = W[nw - 1];
     for (int w = (int)nw - 2; w >= 0; w--) {
@@ -440,13 +427,11 @@ __global__ void msm_finish(const uint64_t* windows, uint32_t nw, int c, uint64_t
 template <class C, int G>
 __global__ void xyzz_sum_affine(const uint64_t* items, uint32_t n, uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    if (global_id() != 0) return;
     xyzz_store_affine(sum_items<F>(reinterpret_cast<const Xyzz<F>*>(items), 0, n), out);
 }
 
 // Batch-affine bucket rounds (msm_affine.cuh): __global__ wrappers of the host+device bodies.
-
-__device__ __forceinline__ uint32_t global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 template <class C, int G>
 __global__ void msm_aff_fwd(const uint64_t* base, const uint32_t* entries, uint32_t skip,
@@ -503,7 +488,7 @@ __global__ void msm_table_build(const uint64_t* points, const uint32_t* idx, uin
     typedef typename GroupOf<C, G>::F F;
     constexpr int W = sizeof(F) / 8;
     constexpr int PW = 2 * W;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t i = global_id();
     if (i >= n || nw > TABLE_MAX_WINDOWS) return;
     const uint64_t* src = points + (size_t)(idx ? idx[i] : i) * PW;
     if (raw_is_zero<F>(src)) {
@@ -555,7 +540,7 @@ __global__ void fixed_base_mul(const uint64_t* base, const uint64_t* scalars, ui
                                uint64_t* out) {
     typedef typename GroupOf<C, G>::F F;
     constexpr int PW = 2 * sizeof(F) / 8;
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t i = global_id();
     if (i >= n) return;
     F bx = F::from_raw(base), by = F::from_raw(base + PW / 2);
     bool base_inf = raw_is_zero<F>(base);

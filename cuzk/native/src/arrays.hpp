@@ -38,6 +38,12 @@ inline size_t rows_of(const U64Array& a, size_t row_words, const char* what) {
 
 inline U64Array new_array(std::vector<py::ssize_t> shape) { return U64Array(shape); }
 
+// An array of n rows of shape `row`.
+inline U64Array new_rows(size_t n, std::vector<py::ssize_t> row) {
+    row.insert(row.begin(), (py::ssize_t)n);
+    return new_array(row);
+}
+
 inline int thread_count(int requested) {
     return requested > 0 ? requested : 0;  // 0: OpenMP default (all cores)
 }

@@ -1,5 +1,6 @@
 // Elementwise G1/G2 operations (ec.cuh): addition, negation, on-curve checks.
 #include "arrays.hpp"
+#include "cuzk/fixed_base_cpu.hpp"
 #include "cuzk/msm_cpu.hpp"
 
 namespace cuzk {

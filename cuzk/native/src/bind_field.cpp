@@ -2,53 +2,70 @@
 #include <omp.h>
 
 #include "arrays.hpp"
+#include "cuzk/ec.cuh"
 
 namespace cuzk {
 namespace {
 
-// Elementwise binary op on canonical Fr arrays (n, 4).
+// How a binding's arrays hold field elements: canonical limbs or Montgomery form.
+enum Form { CANONICAL, MONTGOMERY };
+
+template <class F, Form FORM>
+F load(const uint64_t* p) {
+    if constexpr (FORM == CANONICAL) return F::from_canonical(p);
+    else return F::from_raw(p);
+}
+
+template <Form FORM, class F>
+void store(const F& x, uint64_t* p) {
+    if constexpr (FORM == CANONICAL) x.to_canonical(p);
+    else x.to_raw(p);
+}
+
+// out_i = op(a_i, b_i) over arrays of n elements of F (each of shape `row`) a and b, read
+// in form IN and written in form OUT; in parallel without the GIL. A unary op passes a as b.
+template <class F, Form IN, Form OUT, class Op>
+U64Array elementwise(U64Array a, U64Array b, std::vector<py::ssize_t> row, const char* what,
+                     Op op) {
+    const int W = field_words<F>::value;
+    const size_t n = rows_of(a, W, what);
+    if (rows_of(b, W, "b") != n) throw std::invalid_argument("a and b differ in length");
+    U64Array out = new_rows(n, row);
+    const uint64_t* pa = a.data();
+    const uint64_t* pb = b.data();
+    uint64_t* po = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < (long)n; i++)
+            store<OUT>(op(load<F, IN>(pa + W * i), load<F, IN>(pb + W * i)), po + W * i);
+    }
+    return out;
+}
+
+// Elementwise op on canonical Fr arrays (n, 4).
 template <class Op>
 U64Array fr_binary(const std::string& curve, U64Array a, U64Array b, Op op) {
     return with_curve(curve, [&](auto c) {
         typedef typename decltype(c)::Fr Fr;
-        size_t n = rows_of(a, 4, "a");
-        if (rows_of(b, 4, "b") != n) throw std::invalid_argument("a and b differ in length");
-        U64Array out = new_array({(py::ssize_t)n, 4});
-        const uint64_t* pa = a.data();
-        const uint64_t* pb = b.data();
-        uint64_t* po = out.mutable_data();
-        {
-            py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)n; i++) {
-                Fr x = Fr::from_canonical(pa + 4 * i), y = Fr::from_canonical(pb + 4 * i);
-                op(x, y).to_canonical(po + 4 * i);
-            }
-        }
-        return out;
+        return elementwise<Fr, CANONICAL, CANONICAL>(a, b, {4}, "a", op);
     });
 }
 
-// Montgomery-form elementwise op on Fq arrays (n, L) (tests of the base field).
+// Montgomery-form elementwise op on Fq arrays (n, L) or Fq2 arrays (n, 2, L) (tests of the base
+// field).
 template <class Op>
 U64Array fq_binary(const std::string& curve, U64Array a, U64Array b, Op op) {
     return with_curve(curve, [&](auto c) {
         typedef typename decltype(c)::Fq Fq;
-        const int L = Fq::N;
-        size_t n = rows_of(a, L, "a");
-        if (rows_of(b, L, "b") != n) throw std::invalid_argument("a and b differ in length");
-        U64Array out = new_array({(py::ssize_t)n, L});
-        const uint64_t* pa = a.data();
-        const uint64_t* pb = b.data();
-        uint64_t* po = out.mutable_data();
-        {
-            py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)n; i++) {
-                op(Fq::from_raw(pa + L * i), Fq::from_raw(pb + L * i)).to_raw(po + L * i);
-            }
-        }
-        return out;
+        return elementwise<Fq, MONTGOMERY, MONTGOMERY>(a, b, {Fq::N}, "a", op);
+    });
+}
+template <class Op>
+U64Array fq2_binary(const std::string& curve, U64Array a, U64Array b, Op op) {
+    return with_curve(curve, [&](auto c) {
+        typedef typename decltype(c)::Fq2 Fq2;
+        return elementwise<Fq2, MONTGOMERY, MONTGOMERY>(a, b, {2, decltype(c)::FQ_LIMBS}, "a", op);
     });
 }
 
@@ -56,23 +73,8 @@ template <bool TO_MONT>
 U64Array fq_convert(const std::string& curve, U64Array a) {
     return with_curve(curve, [&](auto c) {
         typedef typename decltype(c)::Fq Fq;
-        const int L = Fq::N;
-        size_t n = rows_of(a, L, "x");
-        U64Array out = new_array({(py::ssize_t)n, L});
-        const uint64_t* pa = a.data();
-        uint64_t* po = out.mutable_data();
-        {
-            py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)n; i++) {
-                if (TO_MONT) {
-                    Fq::from_canonical(pa + L * i).to_raw(po + L * i);
-                } else {
-                    Fq::from_raw(pa + L * i).to_canonical(po + L * i);
-                }
-            }
-        }
-        return out;
+        constexpr Form IN = TO_MONT ? CANONICAL : MONTGOMERY, OUT = TO_MONT ? MONTGOMERY : CANONICAL;
+        return elementwise<Fq, IN, OUT>(a, a, {Fq::N}, "x", [](auto x, auto) { return x; });
     });
 }
 
@@ -175,39 +177,14 @@ void register_field(py::module_& m) {
     });
     m.def("fq_to_mont", &fq_convert<true>, "Canonical Fq (n, L) -> Montgomery form.");
     m.def("fq_from_mont", &fq_convert<false>, "Montgomery-form Fq (n, L) -> canonical.");
-    m.def("fq2_mul", [](const std::string& curve, U64Array a, U64Array b) {
-        return with_curve(curve, [&](auto c) {
-            typedef typename decltype(c)::Fq2 Fq2;
-            const int W = 2 * decltype(c)::FQ_LIMBS;
-            size_t n = rows_of(a, W, "a");
-            if (rows_of(b, W, "b") != n) throw std::invalid_argument("a and b differ in length");
-            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
-            for (size_t i = 0; i < n; i++)
-                (Fq2::from_raw(a.data() + W * i) * Fq2::from_raw(b.data() + W * i))
-                    .to_raw(out.mutable_data() + W * i);
-            return out;
-        });
+    m.def("fq2_mul", [](const std::string& c, U64Array a, U64Array b) {
+        return fq2_binary(c, a, b, [](auto x, auto y) { return x * y; });
     }, "Elementwise Fq2 product, Montgomery form (n, 2, L).");
-    m.def("fq2_sqr", [](const std::string& curve, U64Array a) {
-        return with_curve(curve, [&](auto c) {
-            typedef typename decltype(c)::Fq2 Fq2;
-            const int W = 2 * decltype(c)::FQ_LIMBS;
-            size_t n = rows_of(a, W, "a");
-            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
-            for (size_t i = 0; i < n; i++) Fq2::from_raw(a.data() + W * i).sqr().to_raw(out.mutable_data() + W * i);
-            return out;
-        });
+    m.def("fq2_sqr", [](const std::string& c, U64Array a) {
+        return fq2_binary(c, a, a, [](auto x, auto) { return x.sqr(); });
     }, "Elementwise Fq2 square, Montgomery form (n, 2, L).");
-    m.def("fq2_inv", [](const std::string& curve, U64Array a) {
-        return with_curve(curve, [&](auto c) {
-            typedef typename decltype(c)::Fq2 Fq2;
-            const int W = 2 * decltype(c)::FQ_LIMBS;
-            size_t n = rows_of(a, W, "a");
-            U64Array out = new_array({(py::ssize_t)n, 2, decltype(c)::FQ_LIMBS});
-            for (size_t i = 0; i < n; i++)
-                Fq2::from_raw(a.data() + W * i).inv().to_raw(out.mutable_data() + W * i);
-            return out;
-        });
+    m.def("fq2_inv", [](const std::string& c, U64Array a) {
+        return fq2_binary(c, a, a, [](auto x, auto) { return x.inv(); });
     });
 }
 

@@ -1,5 +1,7 @@
-// Multi-scalar multiplication and fixed-base batch scalar multiplication (msm_cpu.hpp).
+// Multi-scalar multiplication and fixed-base batch scalar multiplication (msm_cpu.hpp,
+// fixed_base_cpu.hpp).
 #include "arrays.hpp"
+#include "cuzk/fixed_base_cpu.hpp"
 #include "cuzk/msm_cpu.hpp"
 
 namespace cuzk {
@@ -44,9 +46,7 @@ U64Array fixed_base_mul(const std::string& curve, U64Array base, U64Array scalar
         const int WP = Affine<typename Grp::F>::WORDS;
         if (rows_of(base, WP, "base") != 1) throw std::invalid_argument("base must be a single point");
         size_t n = rows_of(scalars, 4, "scalars");
-        std::vector<py::ssize_t> shape = point_shape<G, C>();
-        shape.insert(shape.begin(), (py::ssize_t)n);
-        U64Array out = new_array(shape);
+        U64Array out = new_rows(n, point_shape<G, C>());
         const uint64_t* pb = base.data();
         const uint64_t* ps = scalars.data();
         uint64_t* po = out.mutable_data();

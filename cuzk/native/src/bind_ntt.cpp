@@ -1,5 +1,4 @@
 // NTT, Groth16 h, sparse constraint evaluation and small Fr batch helpers (ntt.cuh, spmv.cuh).
-#include <omp.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
@@ -7,14 +6,13 @@
 
 #include "arrays.hpp"
 #include "cuzk/ntt.cuh"
+#include "cuzk/omp_util.hpp"
 #include "cuzk/spmv.cuh"
 
 namespace cuzk {
 namespace {
 
 static_assert(sizeof(Fr381) == 32 && sizeof(Fr254) == 32, "Fr must be exactly four limbs");
-
-int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
 // Rows of a canonical Fr array (n, 4); raises ValueError for a value >= r.
 template <class Fr>

@@ -109,17 +109,43 @@ inline void subc_cc(uint32_t& d, uint32_t a) { sub_set(d, a, true); }
 inline void subc(uint32_t& d, uint32_t a) { sub_set(d, a, false); }
 #endif
 
+// r = a + b over n words (in place when r = a). CC_OUT: the carry out left in CC.CF; otherwise
+// the callers' bounds leave none.
+template <int n, bool CC_OUT = false>
+CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
+    r[0] = a[0];
+    add_cc(r[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = a[k];
+        addc_cc(r[k], b[k]);
+    }
+    r[n - 1] = a[n - 1];
+    if constexpr (CC_OUT) addc_cc(r[n - 1], b[n - 1]);
+    else addc(r[n - 1], b[n - 1]);
+}
+
+// r = a - b over n words (in place when r = a). CC_OUT: the borrow out left in CC.CF; otherwise
+// the callers' bounds leave none.
+template <int n, bool CC_OUT = false>
+CUZK_PTX_FN void sub_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
+    r[0] = a[0];
+    sub_cc(r[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < n - 1; k++) {
+        r[k] = a[k];
+        subc_cc(r[k], b[k]);
+    }
+    r[n - 1] = a[n - 1];
+    if constexpr (CC_OUT) subc_cc(r[n - 1], b[n - 1]);
+    else subc(r[n - 1], b[n - 1]);
+}
+
 // r := r - p if r >= p (r < 2p), branch-free.
 template <int n>
 CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
     uint32_t d[n], borrow = 0;
-    d[0] = r[0];
-    sub_cc(d[0], p[0]);
-#pragma unroll
-    for (int i = 1; i < n; i++) {
-        d[i] = r[i];
-        subc_cc(d[i], p[i]);
-    }
+    sub_n<n, true>(d, r, p);
     subc(borrow, 0);  // all ones when r < p
 #pragma unroll
     for (int i = 0; i < n; i++) r[i] = borrow ? r[i] : d[i];
@@ -129,15 +155,7 @@ CUZK_PTX_FN void reduce_once(uint32_t* r, const uint32_t* p) {
 // 2^(32n) there, so no word past 2n-1 is set.
 template <int n>
 CUZK_PTX_FN void merge_top(uint32_t* r, const uint32_t* E, const uint32_t* O) {
-    r[0] = E[n];
-    add_cc(r[0], O[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = E[n + k];
-        addc_cc(r[k], O[n + k]);
-    }
-    r[n - 1] = E[2 * n - 1];
-    addc(r[n - 1], O[2 * n - 1]);
+    add_n<n>(r, E + n, O + n);
 }
 
 // The result of a pair-layout product: merge_top(E, O) - p if >= p (the sum is below 2p).
@@ -262,38 +280,16 @@ CUZK_PTX_FN void product_h(uint32_t* t, const uint32_t* x, const uint32_t* y) {
     for (int k = 0; k < 2 * h; k++) E[k] = O[k] = 0;
     pair_rows<h, 0>(E, O, x, y);
     t[0] = E[0];  // O starts at position 1
-    t[1] = E[1];
-    add_cc(t[1], O[1]);
-#pragma unroll
-    for (int k = 2; k < 2 * h - 1; k++) {
-        t[k] = E[k];
-        addc_cc(t[k], O[k]);
-    }
-    t[2 * h - 1] = E[2 * h - 1];
-    addc(t[2 * h - 1], O[2 * h - 1]);
+    add_n<2 * h - 1>(t + 1, E + 1, O + 1);
 }
 
 // d = |x − y| over h words; returns all ones when x < y, else 0.
 template <int h>
 CUZK_PTX_FN uint32_t abs_diff(uint32_t* d, const uint32_t* x, const uint32_t* y) {
     uint32_t u[h], v[h], lt = 0;
-    u[0] = x[0];
-    sub_cc(u[0], y[0]);
-#pragma unroll
-    for (int k = 1; k < h; k++) {
-        u[k] = x[k];
-        subc_cc(u[k], y[k]);
-    }
+    sub_n<h, true>(u, x, y);
     subc(lt, 0);
-    v[0] = y[0];
-    sub_cc(v[0], x[0]);
-#pragma unroll
-    for (int k = 1; k < h - 1; k++) {
-        v[k] = y[k];
-        subc_cc(v[k], x[k]);
-    }
-    v[h - 1] = y[h - 1];
-    subc(v[h - 1], x[h - 1]);  // only read when y > x: no borrow out
+    sub_n<h>(v, y, x);  // only read when y > x: no borrow out
 #pragma unroll
     for (int k = 0; k < h; k++) d[k] = lt ? v[k] : u[k];
     return lt;
@@ -311,13 +307,7 @@ CUZK_PTX_FN void karatsuba(uint32_t* T, const uint32_t* a, const uint32_t* b) {
     product_h<h>(T + n, a + h, b + h);  // H in T[n, 2n)
     product_h<h>(M, da, db);
     // mid = L + H (n+1 words)
-    mid[0] = T[0];
-    add_cc(mid[0], T[n]);
-#pragma unroll
-    for (int k = 1; k < n; k++) {
-        mid[k] = T[k];
-        addc_cc(mid[k], T[n + k]);
-    }
+    add_n<n, true>(mid, T, T + n);
     mid[n] = 0;
     addc(mid[n], 0);
     // mid −= M when the differences have the same sign, else mid += M: add M XOR neg plus
@@ -336,20 +326,6 @@ CUZK_PTX_FN void karatsuba(uint32_t* T, const uint32_t* a, const uint32_t* b) {
 #pragma unroll
     for (int k = h + n + 1; k < 2 * n - 1; k++) addc_cc(T[k], 0);
     addc(T[2 * n - 1], 0);
-}
-
-// r = a + b over n words (the callers' bounds leave no carry out).
-template <int n>
-CUZK_PTX_FN void add_n(uint32_t* r, const uint32_t* a, const uint32_t* b) {
-    r[0] = a[0];
-    add_cc(r[0], b[0]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) {
-        r[k] = a[k];
-        addc_cc(r[k], b[k]);
-    }
-    r[n - 1] = a[n - 1];
-    addc(r[n - 1], b[n - 1]);
 }
 
 template <int n, int i>
@@ -375,10 +351,7 @@ CUZK_PTX_FN void mont_reduce_wide(uint32_t* r, const uint32_t* T, const uint32_t
     }
     redc_steps<n, 0>(E, O, p, inv);
     merge_top<n>(r, E, O);
-    add_cc(r[0], T[n]);
-#pragma unroll
-    for (int k = 1; k < n - 1; k++) addc_cc(r[k], T[n + k]);
-    addc(r[n - 1], T[2 * n - 1]);
+    add_n<n>(r, r, T + n);
     reduce_once<n>(r, p);
 }
 
@@ -417,13 +390,7 @@ CUZK_PTX_FN void fq2_mul_lazy(uint32_t* r0, uint32_t* r1, const uint32_t* a0, co
     product_h<n>(T0, a0, b0);
     product_h<n>(T1, a1, b1);
     // W = T0 − T1 (+ p·2^(32n) when T0 < T1: the wrap-around of 2^(64n) cancels)
-    W[0] = T0[0];
-    sub_cc(W[0], T1[0]);
-#pragma unroll
-    for (int k = 1; k < 2 * n; k++) {
-        W[k] = T0[k];
-        subc_cc(W[k], T1[k]);
-    }
+    sub_n<2 * n, true>(W, T0, T1);
     uint32_t neg = 0;
     subc(neg, 0);  // all ones on a borrow
     add_cc(W[n], p[0] & neg);
@@ -437,10 +404,7 @@ CUZK_PTX_FN void fq2_mul_lazy(uint32_t* r0, uint32_t* r1, const uint32_t* a0, co
     add_n<n>(sa, a0, a1);
     add_n<n>(sb, b0, b1);
     product_h<n>(W, sa, sb);
-    sub_cc(W[0], T0[0]);
-#pragma unroll
-    for (int k = 1; k < 2 * n - 1; k++) subc_cc(W[k], T0[k]);
-    subc(W[2 * n - 1], T0[2 * n - 1]);  // no borrow: the difference is a0·b1 + a1·b0
+    sub_n<2 * n>(W, W, T0);  // no borrow: the difference is a0·b1 + a1·b0
     mont_reduce_wide<n>(r1, W, p, inv);
 }
 
@@ -459,48 +423,34 @@ CUZK_PTX_FN void fq2_mul_lazy(uint32_t* r0, uint32_t* r1, const uint32_t* a0, co
 // when 5p < 2^(32n): BN254, BLS12-381 Fq). Otherwise (BLS12-381 Fr: 3p > 2^256) the square is
 // taken of p − a instead when a >= 2^(32n-2): both choices are then below
 // max(2^(32n-2), p − 2^(32n-2)), so 2a + p < 2^(32n) for p < 2^(32n-1), and (p − a)² = a² mod p.
+// Row i's part in one accumulator A: x·y at (2i+s, 2i+s+1), then d_j·y for j = i+2+s, i+4+s, ..
+// at (i+j, i+j+1), ending with the pair d_{n-1}·y at (i+n-1, i+n) where it falls in A, else
+// with the carry into word i+n. s = 0: E, x = a_i (the square); s = 1: O, x = a_{i+1}<<1.
+template <int n, int i, int s>
+CUZK_PTX_FN void sqr_half(uint32_t* A, uint32_t x, uint32_t y, const uint32_t* d) {
+    mad_lo_cc(A[2 * i + s], x, y);
+    if constexpr (i + 1 + s == n) {
+        madc_hi(A[2 * i + 1 + s], x, y);
+    } else {
+        madc_hi_cc(A[2 * i + 1 + s], x, y);
+#pragma unroll
+        for (int j = i + 2 + s; j < n - 1; j += 2) {
+            madc_lo_cc(A[i + j], d[j], y);
+            madc_hi_cc(A[i + j + 1], d[j], y);
+        }
+        if constexpr ((n - i - s) % 2 == 1) {
+            madc_lo_cc(A[i + n - 1], d[n - 1], y);
+            madc_hi(A[i + n], d[n - 1], y);
+        } else {
+            addc(A[i + n], 0);
+        }
+    }
+}
+
 template <int n, int i>
 CUZK_PTX_FN void sqr_row(uint32_t* E, uint32_t* O, const uint32_t* a, const uint32_t* d) {
-    const uint32_t y = a[i];
-    // E: the square at (2i, 2i+1), then d_j·a_i for j = i+2, i+4, .. (pairs at even positions)
-    mad_lo_cc(E[2 * i], y, y);
-    if constexpr (i + 1 == n) {
-        madc_hi(E[2 * i + 1], y, y);
-    } else {
-        madc_hi_cc(E[2 * i + 1], y, y);
-#pragma unroll
-        for (int j = i + 2; j < n - 1; j += 2) {
-            madc_lo_cc(E[i + j], d[j], y);
-            madc_hi_cc(E[i + j + 1], d[j], y);
-        }
-        if constexpr ((n - i) % 2 == 1) {  // last pair d_{n-1}·a_i at (i+n-1, i+n)
-            madc_lo_cc(E[i + n - 1], d[n - 1], y);
-            madc_hi(E[i + n], d[n - 1], y);
-        } else {
-            addc(E[i + n], 0);
-        }
-    }
-    // O: (a_{i+1}<<1)·a_i at (2i+1, 2i+2), then d_j·a_i for j = i+3, i+5, .. (odd positions)
-    if constexpr (i + 1 < n) {
-        const uint32_t x = a[i + 1] << 1;
-        mad_lo_cc(O[2 * i + 1], x, y);
-        if constexpr (i + 2 == n) {
-            madc_hi(O[2 * i + 2], x, y);
-        } else {
-            madc_hi_cc(O[2 * i + 2], x, y);
-#pragma unroll
-            for (int j = i + 3; j < n - 1; j += 2) {
-                madc_lo_cc(O[i + j], d[j], y);
-                madc_hi_cc(O[i + j + 1], d[j], y);
-            }
-            if constexpr ((n - i) % 2 == 0) {  // last pair d_{n-1}·a_i at (i+n-1, i+n)
-                madc_lo_cc(O[i + n - 1], d[n - 1], y);
-                madc_hi(O[i + n], d[n - 1], y);
-            } else {
-                addc(O[i + n], 0);
-            }
-        }
-    }
+    sqr_half<n, i, 0>(E, a[i], a[i], d);
+    if constexpr (i + 1 < n) sqr_half<n, i, 1>(O, a[i + 1] << 1, a[i], d);
 }
 
 template <int n, int i>
@@ -520,15 +470,7 @@ CUZK_PTX_FN void mont_sqr(uint32_t* r, const uint32_t* a_in, const uint32_t* p, 
     for (int k = 0; k < n; k++) a[k] = a_in[k];
     if (p[n - 1] >= 0x55555555u) {  // 3p may reach 2^(32n): fold a >= 2^(32n-2) to p - a
         uint32_t m[n];
-        m[0] = p[0];
-        sub_cc(m[0], a[0]);
-#pragma unroll
-        for (int k = 1; k < n - 1; k++) {
-            m[k] = p[k];
-            subc_cc(m[k], a[k]);
-        }
-        m[n - 1] = p[n - 1];
-        subc(m[n - 1], a[n - 1]);
+        sub_n<n>(m, p, a);
         const bool fold = (a[n - 1] >> 30) != 0;
 #pragma unroll
         for (int k = 0; k < n; k++) a[k] = fold ? m[k] : a[k];
