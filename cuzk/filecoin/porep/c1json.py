@@ -22,18 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import proof as pm
 from .constants import SECTOR_SIZES, RegisteredSealProof
-from .proof import (
-    Column,
-    ColumnProof,
-    EncodingProof,
-    LabelingProof,
-    MerkleProof,
-    PathElement,
-    Proof,
-    ReplicaColumnProof,
-    SealCommitPhase1Output,
-)
 
 VARIANTS = tuple(s.vanilla_variant for s in SECTOR_SIZES.values())
 
@@ -63,12 +53,12 @@ def _doms(xs: list[int]) -> str:
     return "[" + ",".join(_dom(x) for x in xs) + "]"
 
 
-def _inclusion_path(levels: list[PathElement]) -> str:
+def _inclusion_path(levels: list[pm.PathElement]) -> str:
     return '{"path":[' + ",".join(
         f'{{"hashes":{_doms(e.hashes)},"index":{int(e.index)}}}' for e in levels) + "]}"
 
 
-def _merkle(p: MerkleProof) -> str:
+def _merkle(p: pm.MerkleProof) -> str:
     root, leaf = _dom(p.root), _dom(p.leaf)
     base = _inclusion_path(p.base)
     if p.kind == "Single":
@@ -82,17 +72,17 @@ def _merkle(p: MerkleProof) -> str:
     return f'{{"data":{{"{p.kind}":{body}}}}}'
 
 
-def _column_proof(c: ColumnProof) -> str:
+def _column_proof(c: pm.ColumnProof) -> str:
     col = c.column
     return (f'{{"column":{{"index":{int(col.index)},"rows":{_doms(col.rows)},"_h":null}},'
             f'"inclusion_proof":{_merkle(c.inclusion_proof)}}}')
 
 
-def _labeling(p: LabelingProof | EncodingProof) -> str:
+def _labeling(p: pm.LabelingProof | pm.EncodingProof) -> str:
     return f'{{"parents":{_doms(p.parents)},"layer_index":{int(p.layer_index)},"node":{int(p.node)}}}'
 
 
-def proof_to_json(p: Proof) -> str:
+def proof_to_json(p: pm.Proof) -> str:
     rcp = p.replica_column_proofs
     return (
         f'{{"comm_d_proofs":{_merkle(p.comm_d_proofs)},'
@@ -105,7 +95,7 @@ def proof_to_json(p: Proof) -> str:
     )
 
 
-def to_json(out: SealCommitPhase1Output) -> bytes:
+def to_json(out: pm.SealCommitPhase1Output) -> bytes:
     """serde_json::to_vec of the SealCommitPhase1Output."""
     parts = ",".join("[" + ",".join(proof_to_json(p) for p in part) + "]"
                      for part in out.vanilla_proofs)
@@ -182,18 +172,18 @@ def _domains(v: Any, path: str) -> list[int]:
     return [_domain(x, f"{path}[{i}]") for i, x in enumerate(_list(v, path))]
 
 
-def _inclusion_path_from(v: Any, path: str) -> list[PathElement]:
+def _inclusion_path_from(v: Any, path: str) -> list[pm.PathElement]:
     els = _list(_get(_obj(v, path), "path", path), f"{path}.path")
     out = []
     for i, e in enumerate(els):
         p = f"{path}.path[{i}]"
         e = _obj(e, p)
-        out.append(PathElement(_domains(_get(e, "hashes", p), f"{p}.hashes"),
+        out.append(pm.PathElement(_domains(_get(e, "hashes", p), f"{p}.hashes"),
                                _uint(_get(e, "index", p), f"{p}.index", 64)))
     return out
 
 
-def _merkle_from(v: Any, path: str) -> MerkleProof:
+def _merkle_from(v: Any, path: str) -> pm.MerkleProof:
     data = _obj(_get(_obj(v, path), "data", path), f"{path}.data")
     if len(data) != 1:
         raise _fail(f"{path}.data", f"expected one of Single, Sub, Top, got keys {sorted(data)}")
@@ -205,22 +195,22 @@ def _merkle_from(v: Any, path: str) -> MerkleProof:
     root = _domain(_get(body, "root", p), f"{p}.root")
     leaf = _domain(_get(body, "leaf", p), f"{p}.leaf")
     if kind == "Single":
-        return MerkleProof(root, leaf, _inclusion_path_from(_get(body, "path", p), f"{p}.path"))
+        return pm.MerkleProof(root, leaf, _inclusion_path_from(_get(body, "path", p), f"{p}.path"))
     base = _inclusion_path_from(_get(body, "base_proof", p), f"{p}.base_proof")
     sub = _inclusion_path_from(_get(body, "sub_proof", p), f"{p}.sub_proof")
     top = _inclusion_path_from(_get(body, "top_proof", p), f"{p}.top_proof") if kind == "Top" else None
-    return MerkleProof(root, leaf, base, sub, top)
+    return pm.MerkleProof(root, leaf, base, sub, top)
 
 
-def _column_proof_from(v: Any, path: str) -> ColumnProof:
+def _column_proof_from(v: Any, path: str) -> pm.ColumnProof:
     v = _obj(v, path)
     cp = f"{path}.column"
     col = _obj(_get(v, "column", path), cp)
-    column = Column(_uint(_get(col, "index", cp), f"{cp}.index", 32),
+    column = pm.Column(_uint(_get(col, "index", cp), f"{cp}.index", 32),
                     _domains(_get(col, "rows", cp), f"{cp}.rows"))
     if "_h" in col and col["_h"] is not None:
         raise _fail(f"{cp}._h", f"expected null, got {_kind(col['_h'])}")
-    return ColumnProof(column, _merkle_from(_get(v, "inclusion_proof", path), f"{path}.inclusion_proof"))
+    return pm.ColumnProof(column, _merkle_from(_get(v, "inclusion_proof", path), f"{path}.inclusion_proof"))
 
 
 def _labeling_from(v: Any, path: str, cls: type) -> Any:
@@ -230,11 +220,11 @@ def _labeling_from(v: Any, path: str, cls: type) -> Any:
                _uint(_get(v, "node", path), f"{path}.node", 64))
 
 
-def proof_from_obj(v: Any, path: str = "proof") -> Proof:
+def proof_from_obj(v: Any, path: str = "proof") -> pm.Proof:
     v = _obj(v, path)
     rp = f"{path}.replica_column_proofs"
     r = _obj(_get(v, "replica_column_proofs", path), rp)
-    rcp = ReplicaColumnProof(
+    rcp = pm.ReplicaColumnProof(
         _column_proof_from(_get(r, "c_x", rp), f"{rp}.c_x"),
         [_column_proof_from(x, f"{rp}.drg_parents[{i}]")
          for i, x in enumerate(_list(_get(r, "drg_parents", rp), f"{rp}.drg_parents"))],
@@ -242,13 +232,13 @@ def proof_from_obj(v: Any, path: str = "proof") -> Proof:
          for i, x in enumerate(_list(_get(r, "exp_parents", rp), f"{rp}.exp_parents"))],
     )
     lp = f"{path}.labeling_proofs"
-    return Proof(
+    return pm.Proof(
         _merkle_from(_get(v, "comm_d_proofs", path), f"{path}.comm_d_proofs"),
         _merkle_from(_get(v, "comm_r_last_proof", path), f"{path}.comm_r_last_proof"),
         rcp,
-        [_labeling_from(x, f"{lp}[{i}]", LabelingProof)
+        [_labeling_from(x, f"{lp}[{i}]", pm.LabelingProof)
          for i, x in enumerate(_list(_get(v, "labeling_proofs", path), lp))],
-        _labeling_from(_get(v, "encoding_proof", path), f"{path}.encoding_proof", EncodingProof),
+        _labeling_from(_get(v, "encoding_proof", path), f"{path}.encoding_proof", pm.EncodingProof),
     )
 
 
@@ -263,7 +253,7 @@ def _parse_json(data: bytes | str, what: str) -> Any:
                             f"column {exc.colno} (byte {exc.pos} of {len(data)})") from None
 
 
-def from_obj(v: Any) -> SealCommitPhase1Output:
+def from_obj(v: Any) -> pm.SealCommitPhase1Output:
     top = _obj(v, "SealCommitPhase1Output")
     path = "SealCommitPhase1Output"
     rp = _get(top, "registered_proof", path)
@@ -292,10 +282,10 @@ def from_obj(v: Any) -> SealCommitPhase1Output:
               for k, part in enumerate(_list(partitions, vpath))]
     vals = {name: _raw32(_get(top, name, path), f"{path}.{name}")
             for name in ("comm_r", "comm_d", "replica_id", "seed", "ticket")}
-    return SealCommitPhase1Output(proof, proofs, variant=variant, **vals)
+    return pm.SealCommitPhase1Output(proof, proofs, variant=variant, **vals)
 
 
-def from_json(data: bytes | str) -> SealCommitPhase1Output:
+def from_json(data: bytes | str) -> pm.SealCommitPhase1Output:
     """serde_json::from_slice::<SealCommitPhase1Output>."""
     return from_obj(_parse_json(data, "the C1 output"))
 
@@ -308,7 +298,7 @@ class CurioC1:
     """Curio's c1.json: the sector number, the C1 output and the sector size in bytes."""
 
     sector_num: int
-    output: SealCommitPhase1Output
+    output: pm.SealCommitPhase1Output
     sector_size: int
 
     def to_json(self) -> bytes:
@@ -335,7 +325,7 @@ def wrapper_from_obj(v: dict) -> CurioC1:
     return CurioC1(num, out, size)
 
 
-def load(data: bytes | str) -> tuple[SealCommitPhase1Output, CurioC1 | None]:
+def load(data: bytes | str) -> tuple[pm.SealCommitPhase1Output, CurioC1 | None]:
     """Either form: Curio's wrapper (returned as the second value) or the bare C1 output."""
     v = _parse_json(data, "the C1 file")
     if isinstance(v, dict) and "Phase1Out" in v:
