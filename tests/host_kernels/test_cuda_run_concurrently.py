@@ -14,25 +14,31 @@ from emulated_cuda import CUDADriverError, CUDARuntimeError, EmulatedCupy, OutOf
 
 from cuzk.backends.base import DeviceBackend
 from cuzk.backends.cuda import CudaBackend, Tuning
+from cuzk.identity_cache import IdentityCache
+
+_CUPY: IdentityCache[EmulatedCupy] = IdentityCache()  # each backend's emulated CuPy
 
 
 def _backend(width: int, **tuning: Any) -> CudaBackend:
     """A backend on a fresh emulated device (tests/emulated_cuda.py), without kernels: its
     tasks here are plain Python."""
-    return CudaBackend(tuning=Tuning(max_concurrent=width, **tuning), cupy=EmulatedCupy(),
-                       kernels=lambda *_a: {})  # fmt: skip
+    cp = EmulatedCupy()
+    be = CudaBackend(tuning=Tuning(max_concurrent=width, **tuning), cupy=cp,
+                     kernels=lambda *_a: {})  # fmt: skip
+    _CUPY.put(be, cp)
+    return be
 
 
 def _caller(be: CudaBackend) -> Any:
     """The stream the test's thread calls on (the device's null stream)."""
-    return be._dev.cp.cuda.get_current_stream()
+    return _CUPY.get(be).cuda.get_current_stream()
 
 
 class _Probe:
     """Tasks that note how many run at once, in which order they start and on which stream."""
 
     def __init__(self, be: CudaBackend) -> None:
-        self.cp = be._dev.cp
+        self.cp = _CUPY.get(be)
         self.lock = threading.Lock()
         self.running = self.most = 0
         self.started: list[int] = []
