@@ -8,23 +8,28 @@ import sys
 
 from cuzk.settings import ConfigError, Settings
 
-# Command modules, each exposing `register(subparsers)`; a command's handler is stored as
-# `func` on its parser and called with the parsed args, returning an exit code.
-COMMAND_MODULES = [
-    "cuzk.commands.groth16",  # groth16 prove / verify (snarkjs-compatible), setup
-    "cuzk.commands.demo",  # the README's main job
-    "cuzk.commands.daemon",  # daemon
-    "cuzk.commands.client",  # submit / await / prove / cancel / status / preload / evict
-    "cuzk.commands.bench",  # bench batch / sweep
-    "cuzk.commands.timeline",  # timeline analyze
-    "cuzk.commands.filecoin",  # filecoin hash / circuit-info
-]
+# Command modules, each exposing `register(subparsers)`, with the top-level commands it adds;
+# a command's handler is stored as `func` on its parser and called with the parsed args,
+# returning an exit code.
+COMMAND_MODULES = {
+    "cuzk.commands.groth16": ("groth16", "setup"),  # snarkjs-compatible prove / verify
+    "cuzk.commands.demo": ("demo",),  # the README's main job
+    "cuzk.commands.daemon": ("daemon",),
+    "cuzk.commands.client": ("submit", "await", "prove", "cancel", "status", "preload", "evict"),
+    "cuzk.commands.bench": ("bench",),  # bench batch / sweep
+    "cuzk.commands.timeline": ("timeline",),  # timeline analyze
+    "cuzk.commands.filecoin": ("filecoin",),  # hash, circuit-info, params, seal, ...
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, only the command group they name is loaded (a group
+    such as filecoin imports much more than `cuzk groth16 prove` needs)."""
     parser = argparse.ArgumentParser(prog="cuzk", description=__doc__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    first = next((a for a in argv or [] if not a.startswith("-")), None)
+    wanted = [m for m, cmds in COMMAND_MODULES.items() if first in cmds] or list(COMMAND_MODULES)
+    for name in wanted:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -36,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
