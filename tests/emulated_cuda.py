@@ -1,5 +1,6 @@
 """An emulated CUDA device: the CUDA backend's own kernels compiled for the host, and a numpy
 stand-in for CuPy, so that `CudaBackend` itself (and the engine over it) runs without a GPU.
+(Long: the stand-in must cover all of CuPy that the backend calls, in one place.)
 
 Kernels. Every module the backend loads (modules.MODULES on both curves: the MSM for G1 and
 G2, aux, fr) is compiled by the host C++ compiler from kernels.cu (tests/native/

@@ -1,4 +1,5 @@
 """GPU kernel benchmark for the CUDA backend: G1/G2 MSM, Fr NTT, groth16_h, CSR SpMV.
+(Long: one script so that every kernel number comes from one device call.)
 
 Medians of CUDA-event timings after a warm-up; inputs already on the device unless the row says
 "host". Writes JSON (--out) and prints a table last. One device call:

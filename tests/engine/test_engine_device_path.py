@@ -2,7 +2,7 @@
 base.DeviceBackend over the CPU arithmetic): the key placed once as it goes HOT, each
 partition's vectors uploaded once outside the device lock, no assembly work on the device, the
 out-of-memory ladder, lost devices; proofs stay byte-identical to the plain CPU backend's and
-verify."""
+verify. (Long: one fake device and its fixtures serve every scenario of that path.)"""
 
 from __future__ import annotations
 

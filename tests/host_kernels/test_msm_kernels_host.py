@@ -1,4 +1,5 @@
-"""The CUDA backend's MSM on the CPU: the real kernels, the real host code.
+"""The CUDA backend's MSM on the CPU: the real kernels, the real host code. (Long: every
+MSM path shares one compiled emulated device and its comparison helpers.)
 
 CudaBackend itself on the emulated device of tests/emulated_cuda.py (kernels.cu with xyzz.cuh,
 msm_affine.cuh and the field headers compiled by the host C++ compiler, every kernel run one
