@@ -206,3 +206,35 @@ def test_demo_proves_a_sealed_sector_through_the_daemon(keys_2k, c2_cache: Path,
     assert "partition 0: valid" in r.stdout
     out = read_c1((tmp_path / "c1.json").read_bytes())
     assert verify_c1_proof(out, (tmp_path / "proof.bin").read_bytes(), keys_2k.vk) is None
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"filecoin": {"proof": "window-post", "sector_size": "2KiB"}}, 'only "porep"'),
+    ({"filecoin": {"proof": "porep", "sector_size": "3KiB"}}, "sector_size: unknown sector size"),
+    ({"filecoin": {"proof": "porep", "sector_size": "2KiB", "dev": True}}, r"unknown key\(s\) \['dev'\]"),
+    ({"filecoin": {"proof": "porep", "sector_size": "2KiB", "dev_keys": "yes"}}, "true or false"),
+    ({"filecoin": {"proof": "porep", "sector_size": "2KiB", "dev_keys": True}, "r1cs": "x.r1cs"},
+     "carry their own"),
+    ({"filecoin": "porep"}, "expected a table"),
+])
+def test_daemon_table_errors(table: dict, message: str, no_params: Path) -> None:
+    from cuzk.server import circuits
+    from cuzk.settings import ConfigError
+
+    if isinstance(table["filecoin"], dict):
+        table["filecoin"].setdefault("params", str(no_params))
+    with pytest.raises(ConfigError, match=message):
+        circuits.build("porep", table)
+
+
+def test_daemon_table_needs_params_or_dev_keys(no_params: Path, c2_cache: Path) -> None:
+    from cuzk.server import circuits
+    from cuzk.settings import ConfigError
+
+    fc = {"proof": "porep", "sector_size": "2KiB", "params": str(no_params)}
+    with pytest.raises(ConfigError, match=r"v28-stacked-proof-of-replication-.*\.params is not in .*"
+                                          "dev_keys = true"):
+        circuits.build("porep", {"filecoin": fc})
+    info = circuits.build("porep", {"filecoin": {**fc, "dev_keys": True, "cache_dir": str(c2_cache)}})
+    assert info.takes_inputs and info.spec.job_input is not None  # nothing loaded until used
+    assert json.loads(info.spec.description)["sector_size"] == "2KiB"
