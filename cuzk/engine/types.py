@@ -72,6 +72,10 @@ class CircuitSpec:
     witness_fn: WitnessFn | None = None
     description: str = ""
     job_input: JobInputFn | None = None
+    # witness_fn takes out= (an (n_vars, 4) uint64 buffer it writes the witness into): the
+    # engine then leases the partition's host buffers first and hands it their witness
+    # buffer, so a large witness (a 32 GiB PoRep partition's 4.2 GB) is never held twice.
+    witness_into: bool = False
 
     def key_is_path(self) -> bool:
         return isinstance(self.key, (str, Path))

@@ -142,7 +142,7 @@ def _filecoin_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     desc = {"filecoin": "porep", "sector_size": sector.name, "circuit": circuit.params.describe(),
             "parameter_files": circuit.parameter_set.stem, "dev_keys": dev}
     return CircuitSpec(key=load, witness_fn=circuit.witness_fn(), description=json.dumps(desc),
-                       job_input=circuit.split_job)
+                       job_input=circuit.split_job, witness_into=True)
 
 
 def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:

@@ -174,12 +174,19 @@ def test_through_the_engine(sealed_2k, circuit_2k, keys_2k) -> None:
     eng = Engine(EngineConfig(partition_workers=1, gpu_workers_per_device=1,
                               verify_after_prove=True)).start()
     try:
-        eng.register_circuit("porep-2k", CircuitSpec(key=lambda: keys_2k.pk,
-                                                     witness_fn=circuit_2k.witness_fn(),
-                                                     job_input=circuit_2k.split_job))
+        into: list[bool] = []
+
+        def witness(out, k, **kw):  # noqa: ANN001, ANN003, ANN202
+            into.append(kw.get("out") is not None)  # the partition's buffer, no second copy
+            return circuit_2k.witness_fn()(out, k, **kw)
+
+        eng.register_circuit("porep-2k", CircuitSpec(key=lambda: keys_2k.pk, witness_fn=witness,
+                                                     job_input=circuit_2k.split_job,
+                                                     witness_into=True))
         res = eng.await_job(eng.submit(JobRequest("c1-a", "porep-2k", inputs=sealed_2k.c1)),
                             timeout=1200)
         assert res.state == JobState.COMPLETED, res.error
+        assert into == [True]
         assert res.public_inputs == [c1_public_inputs(sealed_2k.out, 0)]
         assert verify_c1_proof(sealed_2k.out, b"".join(res.proofs), keys_2k.vk) is None
         # refused at submit, nothing queued: a vanilla proof that does not verify
@@ -238,3 +245,35 @@ def test_daemon_table_needs_params_or_dev_keys(no_params: Path, c2_cache: Path) 
     info = circuits.build("porep", {"filecoin": {**fc, "dev_keys": True, "cache_dir": str(c2_cache)}})
     assert info.takes_inputs and info.spec.job_input is not None  # nothing loaded until used
     assert json.loads(info.spec.description)["sector_size"] == "2KiB"
+
+
+def test_daemon_refuses_bad_c1_jobs(sealed_2k, c2_cache: Path, no_params: Path,
+                                    tmp_path: Path) -> None:
+    """Through gRPC: a C1 job is checked before it is stored (INVALID_ARGUMENT naming the
+    partition and challenge); partitions instead of a job input are refused too."""
+    import grpc
+    from daemon_harness import DaemonProc, write_config
+
+    from cuzk.server.client import ClientError
+
+    table = (f'[srs.circuits.porep-2k]\nfilecoin = {{ proof = "porep", sector_size = "2KiB", '
+             f'dev_keys = true, params = "{no_params}", cache_dir = "{c2_cache}" }}')
+    d = DaemonProc(write_config(tmp_path, extra=table), tmp_path).start()
+    try:
+        obj = _c1_obj(sealed_2k)
+        obj["vanilla_proofs"][VARIANT][0][1]["labeling_proofs"][1]["parents"][3][0] ^= 1
+        cases = [
+            (json.dumps(obj).encode(), None, r"job input refused: vanilla proof does not verify: "
+                                             r"partition 0, challenge 1 \(node \d+\): labeling proof"),
+            (sealed_2k.c1[:100], None, "malformed C1 output"),
+            (None, [1, 2], "takes one job input"),
+        ]
+        with d.client() as c:
+            for job_input, parts, message in cases:
+                with pytest.raises(ClientError) as exc:
+                    c.submit("porep-2k", parts or [], job_input=job_input)
+                assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+                assert re.search(message, exc.value.message), exc.value.message
+            assert c.status()["jobs_queued"] == 0
+    finally:
+        assert d.term() == 0, d.log()

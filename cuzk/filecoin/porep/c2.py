@@ -198,13 +198,17 @@ class PoRepCircuit:
     def witness(self, out: SealCommitPhase1Output, k: int,
                 buf: np.ndarray | None = None) -> np.ndarray:
         """Partition k's assignment [ONE, inputs, aux] (canonical limbs), written into `buf`
-        ((n_vars, 4) uint64) when given."""
+        ((n_vars, 4) uint64; allocated here when not given, at its final size: a witness
+        grown by doubling would peak at ~2.5 times its size)."""
+        if buf is None:
+            buf = np.empty((self.r1cs()[0].n_vars, 4), dtype=np.uint64)
         return synthesize_witness(c1_partition_circuit(out, k), out=buf,
                                   n_inputs=self.n_inputs)
 
-    def witness_fn(self) -> Callable[[Any, int], np.ndarray]:
-        """(a checked C1 output, partition) -> witness: the engine's witness generator."""
-        return lambda out, k: self.witness(out, k)
+    def witness_fn(self) -> Callable[..., np.ndarray]:
+        """(a checked C1 output, partition, out=buffer) -> witness: the engine's witness
+        generator (CircuitSpec.witness_into: it writes into the partition's buffer)."""
+        return lambda out, k, **kw: self.witness(out, k, kw.get("out"))
 
     def split_job(self, c1: bytes | str | SealCommitPhase1Output) -> list[SealCommitPhase1Output]:
         """A job's C1 output read and checked (check_c1), once per partition: the engine's
