@@ -78,7 +78,7 @@ def labels_from_nums(n: int, seed: int = 2) -> Circuit:
     from cuzk.filecoin.gadgets.uint32 import UInt32
     from cuzk.filecoin.gadgets.uint64 import UInt64
     from cuzk.filecoin.gadgets.util import reverse_bit_numbering
-    from cuzk.filecoin.stacked.label import expand_parents
+    from cuzk.filecoin.porep.label import expand_parents
 
     rng = random.Random(seed)
     rid = rng.randrange(R)

@@ -29,6 +29,8 @@ def _job_args(p: argparse.ArgumentParser) -> None:
                    help="a witness file per partition: .wtns or .npy (n_vars, 4) uint64")
     g.add_argument("--inputs-json", action="append", default=[],
                    help="a JSON file of circuit inputs per partition")
+    g.add_argument("--c1", help="one job input instead: a C1 output file (Filecoin PoRep "
+                   "circuits; bare JSON or Curio's c1.json), split into its partitions")
     p.add_argument("--request-id", help="idempotency key (default: random)")
     p.add_argument("--priority", default="normal", choices=["low", "normal", "high", "critical"])
 
@@ -87,9 +89,12 @@ def _client(args: argparse.Namespace) -> Any:
 def _partitions(args: argparse.Namespace) -> list[Any]:
     import numpy as np
 
-    kinds = [bool(args.seeds), args.partitions is not None, bool(args.witness), bool(args.inputs_json)]
+    kinds = [bool(args.seeds), args.partitions is not None, bool(args.witness),
+             bool(args.inputs_json), bool(args.c1)]
     if sum(kinds) != 1:
-        raise SystemExit("give exactly one of --seeds, --partitions, --witness, --inputs-json")
+        raise SystemExit("give exactly one of --seeds, --partitions, --witness, --inputs-json, --c1")
+    if args.c1:
+        return []
     if args.seeds:
         return [int(s) for s in args.seeds.split(",") if s.strip()]
     if args.partitions is not None:
@@ -107,6 +112,10 @@ def _partitions(args: argparse.Namespace) -> list[Any]:
     return out
 
 
+def _job_input(args: argparse.Namespace) -> bytes | None:
+    return Path(args.c1).read_bytes() if args.c1 else None
+
+
 def _fail(exc: Exception) -> int:
     print(f"cuzk: {exc}", file=sys.stderr)
     return 1
@@ -117,7 +126,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     try:
         with _client(args) as c:
-            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority)
+            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority,
+                         _job_input(args))
     except ClientError as exc:
         return _fail(exc)
     if args.json:
@@ -182,7 +192,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     try:
         with _client(args) as c:
-            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority)
+            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority,
+                         _job_input(args))
             if not args.json:
                 print(f"job {s.job_id}" + (" (duplicate request id)" if s.duplicate else ""),
                       file=sys.stderr)

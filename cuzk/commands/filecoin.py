@@ -1,7 +1,8 @@
 """`cuzk filecoin hash ...` (native Filecoin hashers), `cuzk filecoin circuit-info GADGET`
 (constraint counts of a circuit gadget, shape mode), `cuzk filecoin params` (parameter file
-names, commands/filecoin_params.py) and the PoRep verbs `seal`, `c1-verify`, `porep-info`
-(commands/filecoin_porep.py)."""
+names, commands/filecoin_params.py), the PoRep verbs `seal`, `c1-verify`, `porep-info`
+(commands/filecoin_porep.py) and C2, `prove-commit`, `verify-commit`
+(commands/filecoin_commit.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def parse_hex(text: str, what: str = "input") -> bytes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     f = subparsers.add_parser("filecoin", help="Filecoin circuits: native hashers, circuit-info, "
-                              "params, test sealing (seal, c1-verify)")
+                              "params, test sealing (seal, c1-verify), C2 (prove-commit, verify-commit)")
     fsub = f.add_subparsers(dest="filecoin_command", metavar="COMMAND", parser_class=_Parser)
     f.set_defaults(func=lambda args: (f.print_help(), 2)[1])
 
@@ -65,11 +66,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         g.add_argument("--json", action="store_true", help="print one JSON object")
         g.set_defaults(func=cmd_circuit_info, entry=entry)
 
+    from cuzk.commands.filecoin_commit import add_commit_commands
     from cuzk.commands.filecoin_params import add_params
     from cuzk.commands.filecoin_porep import add_porep_commands
 
     add_params(fsub)
     add_porep_commands(fsub)
+    add_commit_commands(fsub)
 
 
 def _register_sha256(hsub: argparse._SubParsersAction) -> None:

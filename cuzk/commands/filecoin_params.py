@@ -40,7 +40,7 @@ def _sets(args: argparse.Namespace) -> list[Any]:
     from cuzk.filecoin.params import names
 
     if args.registered_proof:
-        return [names.registered_seal_proof(args.registered_proof).parameter_set()]
+        return [names.seal_parameter_set(args.registered_proof)]
     sizes = ([names.parse_size(args.sector_size)] if args.sector_size
              else list(names.PUBLISHED_SECTOR_SIZES))
     make = {
@@ -52,7 +52,7 @@ def _sets(args: argparse.Namespace) -> list[Any]:
     for size in sizes:
         for kind in args.kind or KINDS:
             if kind == "empty-sector-update-poseidon" and not args.kind \
-                    and not names.sector_config(size).production:
+                    and not names.sector_size(size).production:
                 continue  # published for 32 and 64 GiB only
             out.append(make[kind](size))
     return out

@@ -202,6 +202,7 @@ def cmd_c1_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_porep_info(args: argparse.Namespace) -> int:
+    from cuzk.filecoin.params.names import porep_parameters
     from cuzk.filecoin.porep import PoRepConfig
 
     try:
@@ -209,6 +210,6 @@ def cmd_porep_info(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _err(str(exc))
     info = cfg.describe()
-    info["cache_identifier"] = cfg.cache_identifier()
+    info["cache_identifier"] = porep_parameters(cfg).cache_id
     print(json.dumps(info, indent=1))
     return 0

@@ -21,6 +21,7 @@ many sets per circuit shape; `engine_status()` reports both.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -197,7 +198,14 @@ class Engine:
     # --- jobs -------------------------------------------------------------------------------
 
     def submit(self, request: JobRequest) -> str:
-        """Accept a job and return its id; the same request_id returns the same job."""
+        """Accept a job and return its id; the same request_id returns the same job. A job
+        input (request.inputs) is split into partitions by its circuit's `job_input` first."""
+        if request.inputs is not None:
+            with self._jobs.lock:
+                existing = self._jobs.job_id_for(request.request_id)
+            if existing is not None:
+                return existing
+            request = self._split_job_input(request)  # checks the input: outside the lock
         if not request.partitions:
             raise ValueError("a job needs at least one partition")
         with self._jobs.lock:
@@ -218,6 +226,19 @@ class Engine:
                     raise ValueError(f"partition {i} has no witness and circuit "
                                      f"{request.circuit_id!r} has no witness generator")
             return self._jobs.add(request, spec)
+
+    def _split_job_input(self, request: JobRequest) -> JobRequest:
+        if request.partitions:
+            raise ValueError("give a job input or one input per partition, not both")
+        with self._jobs.lock:
+            spec = self._circuits.get(request.circuit_id)
+        if spec is None:
+            raise KeyError(f"unknown circuit {request.circuit_id!r}; register it first")
+        if spec.job_input is None:
+            raise ValueError(f"circuit {request.circuit_id!r} takes one input per partition, "
+                             "not a job input")
+        parts = [PartitionInput(inputs=x) for x in spec.job_input(request.inputs)]
+        return dataclasses.replace(request, partitions=parts, inputs=None)
 
     def await_job(self, job_id: str, timeout: float | None = None) -> JobResult:
         """Block until the job finishes; TimeoutError after `timeout` seconds."""

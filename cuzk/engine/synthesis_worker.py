@@ -21,6 +21,13 @@ from cuzk.engine.timeline import Timeline
 from cuzk.engine.worker import Worker
 
 
+def _witness_buffer(lease: Lease) -> np.ndarray:
+    """The witness part of a partition's buffer set (the set itself when it is the witness
+    alone, evaluate_on device)."""
+    b = lease.buffers
+    return b if isinstance(b, np.ndarray) else b.witness
+
+
 class SynthesisWorker:
     def __init__(self, jobs: Jobs, timeline: Timeline, phases: Any, hot_keys: HotKeys,
                  host_buffers: HostBufferPool, gpu_queue: BoundedPriorityQueue,
@@ -60,12 +67,18 @@ class SynthesisWorker:
                 return
             part = job.request.partitions[idx]
             t0 = timeline.emit("SYNTH_START", job.job_id, partition=idx, worker=w.name)
+            pooled = self._hot.buffer_shape(pk) is not None
             witness = part.witness
-            if witness is None:
+            into = witness is None and job.spec.witness_into and pooled
+            if into:  # the witness is written straight into the leased buffer
+                lease = self._lease(job, pk)
+                if lease is None:
+                    return
+                witness = job.spec.witness_fn(part.inputs, idx, out=_witness_buffer(lease))
+            elif witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
-            pooled = self._hot.buffer_shape(pk) is not None
-            if pooled:
+            if pooled and lease is None:
                 lease = self._lease(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers
                     return

@@ -43,14 +43,20 @@ class PartitionInput:
 
 @dataclass
 class JobRequest:
+    """A job: one input (or witness) per partition, or one input for the whole job (`inputs`,
+    e.g. a PoRep C1 output) that the circuit's `job_input` turns into its partitions."""
+
     request_id: str
     circuit_id: str
-    partitions: list[PartitionInput]
+    partitions: list[PartitionInput] = field(default_factory=list)
     priority: Priority = Priority.NORMAL
+    inputs: Any = None
 
 
 # Witness generator: (inputs, partition_index) -> witness (n_vars, 4) uint64 canonical.
 WitnessFn = Callable[[Any, int], np.ndarray]
+# A job-level input -> one input per partition (checked; raises ValueError saying why not).
+JobInputFn = Callable[[Any], list[Any]]
 KeySource = Any  # ProvingKey | str | Path | Callable[[], ProvingKey]
 
 
@@ -58,11 +64,18 @@ KeySource = Any  # ProvingKey | str | Path | Callable[[], ProvingKey]
 class CircuitSpec:
     """What the engine needs to prove a circuit: where its proving key comes from (an object,
     a key-cache path, or a loader callable) and, for "inputs"-style partitions, a witness
-    generator."""
+    generator; for jobs that carry one input (JobRequest.inputs), `job_input` splits it into
+    the partitions' inputs (a C1 output: its partition count, each partition's the checked
+    output itself)."""
 
     key: KeySource
     witness_fn: WitnessFn | None = None
     description: str = ""
+    job_input: JobInputFn | None = None
+    # witness_fn takes out= (an (n_vars, 4) uint64 buffer it writes the witness into): the
+    # engine then leases the partition's host buffers first and hands it their witness
+    # buffer, so a large witness (a 32 GiB PoRep partition's 4.2 GB) is never held twice.
+    witness_into: bool = False
 
     def key_is_path(self) -> bool:
         return isinstance(self.key, (str, Path))

@@ -1,5 +1,8 @@
 """Merkle trees as rust-fil-proofs builds them (storage-proofs-core merkle/, the merkletree
-crate), computed natively, and the inclusion proofs the circuit's path gadget consumes.
+crate), computed natively, and the inclusion proofs the circuit's path gadget consumes. The one
+tree builder: from a few leaves in tests to a whole sector's tree_d, tree_c and tree_r_last in
+the test sealer (every level kept as (n, 4) uint64 limbs, hashed in bulk by the native
+kernels; neptune's Python schedule where the extension lacks them).
 
 A tree has a shape base-sub-top (filecoin-proofs writes 8-0-0, 8-8-0, 8-8-2): `base_tree_count`
 base trees of arity `base` (sub·top, or sub, or 1) over equal slices of the leaves; with a sub
@@ -14,13 +17,21 @@ order, the node itself left out) and the node's index among its siblings; the in
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
 
+import numpy as np
+
 from cuzk.filecoin.cs.lc import R
 from cuzk.filecoin.hashers.sha256 import sha256_fr
+
+_MASK64 = (1 << 64) - 1
+# Limbs and 32-byte domains share memory (views, no copies): little-endian hosts only.
+if sys.byteorder != "little":
+    raise ImportError("cuzk.filecoin.merkle views limbs as bytes: little-endian hosts only")
 
 
 def _log2(n: int) -> int:
@@ -91,11 +102,40 @@ class TreeShape:
         return 64 * self.base_tree_count
 
 
+def ints_to_limbs(values: Sequence[int]) -> np.ndarray:
+    out = np.empty((len(values), 4), dtype=np.uint64)
+    for i, v in enumerate(values):
+        out[i] = [(v >> (64 * k)) & _MASK64 for k in range(4)]
+    return out
+
+
+def limbs_to_int(row: np.ndarray) -> int:
+    return int.from_bytes(np.ascontiguousarray(row, dtype="<u8").tobytes(), "little")
+
+
+def limbs_to_ints(rows: np.ndarray) -> list[int]:
+    raw = np.ascontiguousarray(rows, dtype="<u8").tobytes()
+    return [int.from_bytes(raw[32 * i : 32 * i + 32], "little") for i in range(len(raw) // 32)]
+
+
+@cache
+def _native():  # noqa: ANN202 - the extension or None
+    try:
+        from cuzk import _native
+    except ImportError:
+        return None
+    return _native
+
+
 class NodeHasher(Protocol):
     name: str
 
     def hash_groups(self, values: Sequence[int], arity: int) -> list[int]:
         """The hash of each consecutive group of `arity` values."""
+        ...
+
+    def hash_limbs(self, values: np.ndarray, arity: int) -> np.ndarray:
+        """The same over (n, 4) uint64 limbs -> (n / arity, 4)."""
         ...
 
 
@@ -109,6 +149,14 @@ class Sha256Nodes:
         enc = [v.to_bytes(32, "little") for v in values]
         return [sha256_fr(b"".join(enc[i : i + arity])) for i in range(0, len(enc), arity)]
 
+    def hash_limbs(self, values: np.ndarray, arity: int) -> np.ndarray:
+        nat = _native()
+        if arity == 2 and nat is not None and hasattr(nat, "sha256_pairs"):
+            n = values.shape[0]
+            raw = nat.sha256_pairs(values.view(np.uint8).reshape(n, 32))
+            return np.ascontiguousarray(raw).view(np.uint64).reshape(n // 2, 4)
+        return ints_to_limbs(self.hash_groups(limbs_to_ints(values), arity))
+
 
 class PoseidonNodes:
     """filecoin-hashers' PoseidonFunction on nodes (the arity's Merkle-tree constants): the
@@ -121,22 +169,24 @@ class PoseidonNodes:
 
     def hash_groups(self, values: Sequence[int], arity: int) -> list[int]:
         if self.native:
-            from cuzk.filecoin.poseidon.native import from_limbs, hash_batch, to_limbs
-
-            limbs = to_limbs(values).reshape(-1, arity, 4)
-            return from_limbs(hash_batch(limbs))
+            return limbs_to_ints(self.hash_limbs(ints_to_limbs(values), arity))
         from cuzk.filecoin.poseidon import poseidon
 
         return [poseidon(values[i : i + arity]) for i in range(0, len(values), arity)]
 
+    def hash_limbs(self, values: np.ndarray, arity: int) -> np.ndarray:
+        if not self.native:
+            return ints_to_limbs(self.hash_groups(limbs_to_ints(values), arity))
+        from cuzk.filecoin.poseidon.native import hash_batch
+
+        n = values.shape[0]
+        # one thread for a few hashes: waking a thread pool costs more than the work
+        return hash_batch(values.reshape(n // arity, arity, 4), threads=1 if n < 4096 else 0)
+
 
 @cache
 def _native_poseidon_available() -> bool:
-    try:
-        from cuzk import _native
-    except ImportError:
-        return False
-    return hasattr(_native, "PoseidonHasher")
+    return hasattr(_native(), "PoseidonHasher")
 
 
 HASHERS: dict[str, type] = {"sha256": Sha256Nodes, "poseidon": PoseidonNodes}
@@ -147,6 +197,15 @@ def node_hasher(name: str) -> NodeHasher:
         return HASHERS[name]()
     except KeyError:
         raise ValueError(f"unknown hasher {name!r} (known: {', '.join(HASHERS)})") from None
+
+
+def hash_groups(values: np.ndarray, arity: int, hasher: str | NodeHasher) -> np.ndarray:
+    """The node hash of each consecutive group of `arity` values ((n, 4) limbs -> (n/arity, 4))."""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    if values.shape[0] % arity:
+        raise ValueError(f"{values.shape[0]} values do not split into groups of {arity}")
+    h = node_hasher(hasher) if isinstance(hasher, str) else hasher
+    return h.hash_limbs(values, arity)
 
 
 @dataclass
@@ -188,56 +247,68 @@ class InclusionProof:
 
 
 class MerkleTree:
-    """All layers of a (possibly compound) tree over `leaves` (field elements)."""
+    """Every level of a (possibly compound) tree over `leaves`: field elements as ints, or
+    (n, 4) uint64 limbs (a sector's nodes, not copied when already contiguous).
 
-    def __init__(self, leaves: Sequence[int], shape: TreeShape, hasher: NodeHasher | str) -> None:
+    Base trees cover equal consecutive slices of the leaves; all base trees' levels at one
+    height sit side by side in one array (`levels[h]`), so a leaf's index divided by arity^h
+    is its node's index at height h there."""
+
+    def __init__(self, leaves: Sequence[int] | np.ndarray, shape: TreeShape,
+                 hasher: NodeHasher | str) -> None:
         self.shape = shape
         self.hasher = node_hasher(hasher) if isinstance(hasher, str) else hasher
-        n = len(leaves)
-        shape.check_leaves(n)
-        for v in leaves:
-            if not 0 <= v < R:
-                raise ValueError("a leaf must be a field element (below r)")
-        self.leaves = [int(v) for v in leaves]
-        count = shape.base_tree_count
-        per = n // count
-        self.per_base = per
-        # base_layers[b][h]: layer h (0 = leaves) of base tree b
-        self.base_layers: list[list[list[int]]] = [[self.leaves[b * per : (b + 1) * per]]
-                                                   for b in range(count)]
-        for _ in range(shape.base_path_length(n)):
-            # all base trees' layers at one height in one batch
-            flat = [v for layers in self.base_layers for v in layers[-1]]
-            up = self.hasher.hash_groups(flat, shape.base)
-            w = len(up) // count
-            for b, layers in enumerate(self.base_layers):
-                layers.append(up[b * w : (b + 1) * w])
-        self.base_roots = [layers[-1][0] for layers in self.base_layers]
-        self.sub_roots = (self.hasher.hash_groups(self.base_roots, shape.sub)
-                          if shape.sub else self.base_roots)
-        if shape.top:
-            self.root = self.hasher.hash_groups(self.sub_roots, shape.top)[0]
+        if isinstance(leaves, np.ndarray):
+            arr = np.ascontiguousarray(leaves, dtype=np.uint64)
+            if arr.ndim != 2 or arr.shape[1] != 4:
+                raise ValueError(f"leaves must have shape (n, 4), got {arr.shape}")
         else:
-            self.root = self.sub_roots[0]
+            for v in leaves:
+                if not 0 <= v < R:
+                    raise ValueError("a leaf must be a field element (below r)")
+            arr = ints_to_limbs([int(v) for v in leaves])
+        n = arr.shape[0]
+        shape.check_leaves(n)
+        self.leaves_count = n
+        self.per_base = n // shape.base_tree_count
+        self.levels = [arr]
+        for _ in range(shape.base_path_length(n)):
+            self.levels.append(hash_groups(self.levels[-1], shape.base, self.hasher))
+        self.base_roots = self.levels[-1]
+        self.sub_roots = (hash_groups(self.base_roots, shape.sub, self.hasher)
+                          if shape.sub else self.base_roots)
+        top = hash_groups(self.sub_roots, shape.top, self.hasher) if shape.top else self.sub_roots
+        if top.shape[0] != 1:
+            raise AssertionError("tree did not reduce to one root")
+        self.root = limbs_to_int(top[0])
+
+    def __len__(self) -> int:
+        return self.leaves_count
+
+    def leaf(self, i: int) -> int:
+        return limbs_to_int(self.levels[0][i])
+
+    def node(self, height: int, i: int) -> int:
+        """Node i of the base trees' level `height` (0: the leaves), all base trees in a row."""
+        return limbs_to_int(self.levels[height][i])
 
     def gen_proof(self, i: int) -> InclusionProof:
-        n = len(self.leaves)
-        if not 0 <= i < n:
-            raise ValueError(f"leaf {i} is not in 0..{n}")
+        if not 0 <= i < self.leaves_count:
+            raise ValueError(f"leaf {i} is not in 0..{self.leaves_count}")
         s = self.shape
-        b, j = divmod(i, self.per_base)
         path: list[tuple[list[int], int]] = []
 
-        def level(nodes: list[int], k: int, arity: int) -> int:
-            g, idx = divmod(k, arity)
-            group = nodes[g * arity : (g + 1) * arity]
+        def level(nodes: np.ndarray, j: int, arity: int) -> int:
+            g, idx = divmod(j, arity)
+            group = limbs_to_ints(nodes[g * arity : (g + 1) * arity])
             path.append((group[:idx] + group[idx + 1 :], idx))
             return g
 
-        for layer in self.base_layers[b][:-1]:
-            j = level(layer, j, s.base)
+        j = i
+        for nodes in self.levels[:-1]:
+            j = level(nodes, j, s.base)
         if s.sub:
-            t = level(self.base_roots, b, s.sub)
+            t = level(self.base_roots, i // self.per_base, s.sub)
             if s.top:
                 level(self.sub_roots, t, s.top)
-        return InclusionProof(self.leaves[i], path, self.root)
+        return InclusionProof(self.leaf(i), path, self.root)

@@ -107,7 +107,7 @@ def create_label_test_circuit(layer: int = 3, node: int = 22, seed: int = 0) -> 
     from cuzk.filecoin.gadgets.uint32 import UInt32
     from cuzk.filecoin.gadgets.uint64 import UInt64
     from cuzk.filecoin.gadgets.util import bytes_into_boolean_vec_be
-    from cuzk.filecoin.stacked.label import BASE_DEGREE, EXP_DEGREE, create_label_fr, expand_parents
+    from cuzk.filecoin.porep.label import BASE_DEGREE, EXP_DEGREE, create_label_fr, expand_parents
 
     rng = random.Random(seed)
     replica_id = rng.randrange(R).to_bytes(32, "little")

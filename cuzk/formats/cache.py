@@ -61,24 +61,31 @@ def _is_plain(v: Any) -> bool:
     return v is None or isinstance(v, str | int | float | bool)
 
 
+def r1cs_arrays(r: R1CS, labels: bool = True) -> tuple[dict, dict[str, np.ndarray]]:
+    """An R1CS as a header entry (sizes, JSON-safe labels) and its CSR arrays `r1cs.<m>.*`."""
+    info = {
+        "n_vars": r.n_vars,
+        "n_public": r.n_public,
+        "n_constraints": r.n_constraints,
+        "n_cols": {m: getattr(r, m).n_cols for m in "abc"},
+        "labels": _json_safe(r.labels) if labels else {},
+    }
+    arrays = {}
+    for m in "abc":
+        csr = getattr(r, m)
+        arrays[f"r1cs.{m}.indptr"] = np.asarray(csr.indptr, dtype=np.int64)
+        arrays[f"r1cs.{m}.indices"] = np.asarray(csr.indices, dtype=np.int64)
+        arrays[f"r1cs.{m}.values"] = np.asarray(csr.values, dtype=np.uint64)
+    return info, arrays
+
+
 def _collect(pk: ProvingKey) -> tuple[dict, dict[str, np.ndarray]]:
     arrays: dict[str, np.ndarray] = {k: np.asarray(getattr(pk, k)) for k in _PK_ARRAYS}
     arrays.update({f"vk.{k}": np.asarray(getattr(pk.vk, k)) for k in _VK_ARRAYS})
     r1cs_info = None
     if pk.r1cs is not None:
-        r = pk.r1cs
-        r1cs_info = {
-            "n_vars": r.n_vars,
-            "n_public": r.n_public,
-            "n_constraints": r.n_constraints,
-            "n_cols": {m: getattr(r, m).n_cols for m in "abc"},
-            "labels": _json_safe(r.labels),
-        }
-        for m in "abc":
-            csr = getattr(r, m)
-            arrays[f"r1cs.{m}.indptr"] = np.asarray(csr.indptr, dtype=np.int64)
-            arrays[f"r1cs.{m}.indices"] = np.asarray(csr.indices, dtype=np.int64)
-            arrays[f"r1cs.{m}.values"] = np.asarray(csr.values, dtype=np.uint64)
+        r1cs_info, mats = r1cs_arrays(pk.r1cs)
+        arrays.update(mats)
     header = {
         "format": "cuzk-key-cache",
         "version": VERSION,
@@ -93,7 +100,8 @@ def _collect(pk: ProvingKey) -> tuple[dict, dict[str, np.ndarray]]:
     return header, arrays
 
 
-def _plan(header: dict, specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[bytes, int]:
+def _plan(header: dict, specs: dict[str, tuple[tuple[int, ...], np.dtype]],
+          magic: bytes = MAGIC, version: int = VERSION) -> tuple[bytes, int]:
     """Lay out the arrays after the header (header["arrays"] is filled in); returns the padded
     header and the file's total size."""
     layout: dict[str, dict] = {}
@@ -111,14 +119,21 @@ def _plan(header: dict, specs: dict[str, tuple[tuple[int, ...], np.dtype]]) -> t
     if len(blob) > reserve:
         raise ValueError("key cache header larger than its reservation (meta too large?)")
     blob = blob.ljust(reserve, b" ")
-    return _PREFIX.pack(MAGIC, VERSION, 0, len(blob)) + blob, offset
+    return _PREFIX.pack(magic, version, 0, len(blob)) + blob, offset
 
 
 def save_key_cache(pk: ProvingKey, path: PathLike) -> None:
     """Write `pk` as a cache file (atomically: a reader never sees half a file)."""
     header, arrays = _collect(pk)
+    write_array_file(path, header, arrays)
+
+
+def write_array_file(path: PathLike, header: dict, arrays: dict[str, np.ndarray],
+                     magic: bytes = MAGIC, version: int = VERSION) -> None:
+    """The container of this module (prefix, JSON header, 64-byte aligned raw arrays) with
+    any arrays, written atomically; other cached objects (recorded R1CS) use it too."""
     arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
-    head, total = _plan(header, {k: (a.shape, a.dtype) for k, a in arrays.items()})
+    head, total = _plan(header, {k: (a.shape, a.dtype) for k, a in arrays.items()}, magic, version)
     layout = header["arrays"]
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -215,48 +230,68 @@ def is_key_cache(path: PathLike) -> bool:
         return False
 
 
-def load_key_cache(path: PathLike, mmap: bool = True) -> ProvingKey:
-    """A cache file -> ProvingKey whose arrays are read-only views of the mapped file
-    (or private in-memory copies with mmap=False)."""
+class ArrayFile:
+    """A mapped container file: its JSON header and read-only views of its arrays."""
+
+    def __init__(self, name: str, header: dict, buf: Any, size: int) -> None:
+        self.name, self.header, self._buf, self._size = name, header, buf, size
+
+    def array(self, key: str) -> np.ndarray:
+        try:
+            spec = self.header["arrays"][key]
+            dt = np.dtype(spec["dtype"])
+            shape = tuple(int(s) for s in spec["shape"])
+            off = int(spec["offset"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FormatError(self.name, f"bad or missing array entry: {exc}", key) from None
+        count = int(np.prod(shape, dtype=np.int64))
+        if off < 0 or off + count * dt.itemsize > self._size:
+            raise FormatError(self.name, "truncated: array runs past the end of the file", key)
+        return np.frombuffer(self._buf, dtype=dt, count=count, offset=off).reshape(shape)
+
+
+def map_array_file(path: PathLike, magic: bytes = MAGIC, version: int = VERSION,
+                   what: str = "cuzk key cache", mmap: bool = True) -> ArrayFile:
+    """Open a container file (mapped, or read into memory with mmap=False), its prefix and
+    header checked."""
     name = str(path)
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size < _PREFIX.size:
-                raise FormatError(name, f"file too short ({size} bytes) for a key cache")
+                raise FormatError(name, f"file too short ({size} bytes) for a {what}")
             buf: Any = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ) if mmap else f.read()
     except OSError as exc:
         raise FormatError(name, f"cannot open: {exc.strerror or exc}") from None
-    magic, version, _, hlen = _PREFIX.unpack_from(buf, 0)
-    if magic != MAGIC:
-        raise FormatError(name, f"not a cuzk key cache (magic {magic!r})")
-    if version != VERSION:
-        raise FormatError(name, f"key cache version {version}, this build reads {VERSION}")
+    got, ver, _, hlen = _PREFIX.unpack_from(buf, 0)
+    if got != magic:
+        raise FormatError(name, f"not a {what} (magic {got!r})")
+    if ver != version:
+        raise FormatError(name, f"{what} version {ver}, this build reads {version}")
     if _PREFIX.size + hlen > size:
         raise FormatError(name, "truncated: header cut off", "header")
     try:
         header = json.loads(bytes(buf[_PREFIX.size : _PREFIX.size + hlen]))
-        layout = header["arrays"]
+        if not isinstance(header.get("arrays"), dict):
+            raise KeyError("arrays")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FormatError(name, f"unreadable header: {exc}", "header") from None
+    return ArrayFile(name, header, buf, size)
+
+
+def load_key_cache(path: PathLike, mmap: bool = True) -> ProvingKey:
+    """A cache file -> ProvingKey whose arrays are read-only views of the mapped file
+    (or private in-memory copies with mmap=False)."""
+    f = map_array_file(path, mmap=mmap)
+    name, header, arr = f.name, f.header, f.array
+    try:
         curve = get_curve(header["curve"])
     except (ValueError, KeyError, TypeError) as exc:
         raise FormatError(name, f"unreadable header: {exc}", "header") from None
 
-    def arr(key: str) -> np.ndarray:
-        try:
-            spec = layout[key]
-            dt = np.dtype(spec["dtype"])
-            shape = tuple(int(s) for s in spec["shape"])
-            off = int(spec["offset"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise FormatError(name, f"bad or missing array entry: {exc}", key) from None
-        count = int(np.prod(shape, dtype=np.int64))
-        if off < 0 or off + count * dt.itemsize > size:
-            raise FormatError(name, "truncated: array runs past the end of the file", key)
-        return np.frombuffer(buf, dtype=dt, count=count, offset=off).reshape(shape)
-
     try:
         vk = VerifyingKey(curve, *(arr(f"vk.{k}") for k in _VK_ARRAYS))
-        r1cs = _load_r1cs(header.get("r1cs"), curve, arr)
+        r1cs = r1cs_from_arrays(header.get("r1cs"), curve, arr)
         pk = ProvingKey(
             curve=curve,
             n_vars=int(header["n_vars"]),
@@ -275,7 +310,8 @@ def load_key_cache(path: PathLike, mmap: bool = True) -> ProvingKey:
     return pk
 
 
-def _load_r1cs(info: dict | None, curve: Curve, arr: Any) -> R1CS | None:
+def r1cs_from_arrays(info: dict | None, curve: Curve, arr: Any) -> R1CS | None:
+    """The R1CS r1cs_arrays wrote, its matrices views of `arr(name)`'s arrays."""
     if not info:
         return None
     mats = {

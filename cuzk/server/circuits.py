@@ -11,6 +11,12 @@ this circuit must have:
     key = "/path/to/key"       # a key-cache file; jobs send witnesses
     # zkey = "/path/to/circuit_final.zkey"   # or a snarkjs key
 
+    [srs.circuits.porep-32g]
+    filecoin = { proof = "porep", sector_size = "32GiB" }   # jobs send one C1 output
+    # params = "/var/tmp/filecoin-proof-parameters" (default: FIL_PROOFS_PARAMETER_CACHE)
+    # dev_keys = true: development keys when the published .params are absent (NOT FOR PRODUCTION)
+    # cache_dir: recorded matrices, development keys, converted params (default CUZK_CACHE_DIR)
+
 The key is wrapped in a loader that records the circuit's curve and variable count once it is
 loaded, so the daemon can check witnesses before they reach the engine.
 """
@@ -27,7 +33,7 @@ from cuzk.engine.types import CircuitSpec
 from cuzk.model.keys import ProvingKey
 from cuzk.settings import ConfigError
 
-_TABLE_KEYS = {"synthetic", "key", "zkey", "r1cs", "partitions", "description"}
+_TABLE_KEYS = {"synthetic", "filecoin", "key", "zkey", "r1cs", "partitions", "description"}
 
 
 @dataclass
@@ -92,6 +98,53 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
                        description=json.dumps(circ.describe()))
 
 
+_FILECOIN_KEYS = {"proof", "sector_size", "params", "dev_keys", "cache_dir"}
+
+
+def _filecoin_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
+    """`filecoin = { proof = "porep", sector_size, params, dev_keys, cache_dir }` → the PoRep partition
+    circuit of a sector size: a job is one C1 output (checked: its registered proof is of
+    this size and its vanilla proofs verify), split into its partitions; each partition's
+    witness is synthesized natively from it; the key is the published .params (in `params`,
+    else FIL_PROOFS_PARAMETER_CACHE) with the matrices from the record cache, or, with
+    dev_keys, development keys where the published ones are absent."""
+    from cuzk.filecoin.params.files import parameter_files
+    from cuzk.filecoin.porep.c2 import PoRepCircuit
+    from cuzk.filecoin.porep.constants import parse_sector_size
+
+    unknown = set(params) - _FILECOIN_KEYS
+    if unknown:
+        raise ConfigError(f"{where} filecoin: unknown key(s) {sorted(unknown)} "
+                          f"(known: {sorted(_FILECOIN_KEYS)})")
+    if params.get("proof") != "porep":
+        raise ConfigError(f"{where} filecoin proof = {params.get('proof')!r}: only \"porep\" "
+                          "(PoRep C2) is built so far")
+    try:
+        sector = parse_sector_size(params.get("sector_size", ""))
+    except ValueError as exc:
+        raise ConfigError(f"{where} filecoin sector_size: {exc}") from None
+    dev = params.get("dev_keys", False)
+    if not isinstance(dev, bool):
+        raise ConfigError(f"{where} filecoin dev_keys = {dev!r}: true or false")
+    params_dir = Path(str(params["params"])).expanduser() if params.get("params") else None
+    cache_dir = Path(str(params["cache_dir"])).expanduser() if params.get("cache_dir") else None
+    circuit = PoRepCircuit.for_sector(sector, cache_dir)
+    files = parameter_files(circuit.parameter_set, params_dir)
+    if not dev and not files.exists("params"):
+        raise ConfigError(f"{where} filecoin: {files.params.name} is not in {files.directory}; "
+                          "fetch the published parameters, point params (or "
+                          "FIL_PROOFS_PARAMETER_CACHE) at them, or set dev_keys = true for "
+                          "development keys (NOT FOR PRODUCTION)")
+
+    def load() -> ProvingKey:
+        return circuit.keys(params_dir, allow_dev=dev).pk
+
+    desc = {"filecoin": "porep", "sector_size": sector.name, "circuit": circuit.params.describe(),
+            "parameter_files": circuit.parameter_set.stem, "dev_keys": dev}
+    return CircuitSpec(key=load, witness_fn=circuit.witness_fn(), description=json.dumps(desc),
+                       job_input=circuit.split_job, witness_into=True)
+
+
 def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
     """A key source whose key carries the circuit's full R1CS (with C), so every partition's
     witness is checked constraint by constraint before proving. snarkjs zkeys hold only A and B,
@@ -122,10 +175,10 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
         raise ConfigError(
             f"{where} unknown key(s) {sorted(unknown)} (known: {sorted(_TABLE_KEYS)})"
         )
-    sources = [k for k in ("synthetic", "key", "zkey") if k in table]
+    sources = [k for k in ("synthetic", "filecoin", "key", "zkey") if k in table]
     if len(sources) != 1:
         raise ConfigError(
-            f"{where} needs exactly one of synthetic / key / zkey, got {sources or 'none'}"
+            f"{where} needs exactly one of synthetic / filecoin / key / zkey, got {sources or 'none'}"
         )
     parts = table.get("partitions")
     if parts is not None and (not isinstance(parts, int) or isinstance(parts, bool) or parts < 1):
@@ -138,6 +191,12 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
             raise ConfigError(f"{where} synthetic = {params!r}: expected a table")
         spec = _synthetic_spec(where, params)
         info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
+    elif kind == "filecoin":
+        params = table["filecoin"]
+        if not isinstance(params, dict):
+            raise ConfigError(f"{where} filecoin = {params!r}: expected a table")
+        spec = _filecoin_spec(where, params)
+        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
     else:
         path = Path(str(table[kind])).expanduser()
         if not path.exists():
@@ -146,8 +205,8 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
         spec = info.spec
 
     if "r1cs" in table:
-        if kind == "synthetic":
-            raise ConfigError(f"{where} r1cs: synthetic circuits carry their own constraints")
+        if kind in ("synthetic", "filecoin"):
+            raise ConfigError(f"{where} r1cs: {kind} circuits carry their own constraints")
         r1cs_path = Path(str(table["r1cs"])).expanduser()
         if not r1cs_path.exists():
             raise ConfigError(f"{where} r1cs = {str(table['r1cs'])!r}: file not found")

@@ -5,6 +5,7 @@
         job = c.submit("porep-mini", [{"seed": 1}, {"seed": 2}], request_id="sector-42")
         res = c.await_proof(job.job_id)        # waits; survives a daemon restart
         assert res.ok, res.error
+        job = c.submit("porep-2k", job_input=open("c1.json", "rb").read())  # a C1 output
 
 Partitions are given as a numpy witness (n_vars, 4) uint64 canonical Fr, raw bytes (circuit
 inputs), a dict (inputs as JSON), an int (a seed, as {"seed": n}), or a PartitionInput message.
@@ -191,16 +192,20 @@ class Client:
     def submit(
         self,
         circuit_id: str,
-        partitions: Iterable[Any],
+        partitions: Iterable[Any] = (),
         request_id: str | None = None,
         priority: str = "normal",
+        job_input: bytes | None = None,
     ) -> Submitted:
-        """Submit a job. Retries after a lost connection are safe: the request_id (random
-        unless given) makes the daemon return the same job."""
+        """Submit a job: one input per partition, or one `job_input` for circuits whose jobs
+        carry one (a Filecoin PoRep circuit: the C1 output's bytes). Retries after a lost
+        connection are safe: the request_id (random unless given) makes the daemon return the
+        same job."""
         req = pb.SubmitProofRequest(
             request_id=request_id or uuid.uuid4().hex, circuit_id=circuit_id,
             priority=PRIORITIES[priority.lower()],
             partitions=[partition_message(p) for p in partitions],
+            job_input=bytes(job_input or b""),
         )
         r = self._call("SubmitProof", req)
         return Submitted(r.job_id, r.duplicate, r.queue_position, pb.JobState.Name(r.state))
@@ -225,11 +230,12 @@ class Client:
             if progress is not None:
                 progress(self.job(job_id))
 
-    def prove(self, circuit_id: str, partitions: Iterable[Any], request_id: str | None = None,
+    def prove(self, circuit_id: str, partitions: Iterable[Any] = (), request_id: str | None = None,
               priority: str = "normal", timeout: float | None = None,
-              progress: Callable[[dict[str, Any]], None] | None = None) -> ProofResult:
+              progress: Callable[[dict[str, Any]], None] | None = None,
+              job_input: bytes | None = None) -> ProofResult:
         """Submit and wait (as SubmitProof + AwaitProof, so a restart mid-job is survived)."""
-        sub = self.submit(circuit_id, partitions, request_id, priority)
+        sub = self.submit(circuit_id, partitions, request_id, priority, job_input)
         return self.await_proof(sub.job_id, timeout, progress=progress)
 
     def cancel(self, job_id: str) -> bool:

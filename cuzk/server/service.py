@@ -110,8 +110,8 @@ class ProvingService:
         for rec in recovered:
             req = pb.SubmitProofRequest.FromString(rec.request or b"")
             try:
-                self._check(req)
-                self._launch(rec.job_id, req, rec.request_bytes)
+                prepared = self._check(req)
+                self._launch(rec.job_id, req, rec.request_bytes, prepared)
             except ServiceError as exc:
                 self.store.finish(rec.job_id, st.FAILED, error=f"on restart: {exc.message}")
                 self._notify()
@@ -144,7 +144,8 @@ class ProvingService:
         existing = self.store.get_by_request(req.request_id)
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
-        self._check(req)
+        prepared = self._check(req)
+        n_partitions = len(prepared) if prepared is not None else len(req.partitions)
         payload = req.SerializeToString()
         with self._lock:
             if not self._accepting:
@@ -167,7 +168,7 @@ class ProvingService:
             self._pending_bytes += len(payload)
         try:
             rec, created = self.store.insert(
-                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), len(req.partitions),
+                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), n_partitions,
                 payload,
             )
         finally:
@@ -177,7 +178,7 @@ class ProvingService:
         if not created:  # lost a race with the same request_id
             return self._submit_response(rec, duplicate=True)
         try:
-            self._launch(rec.job_id, req, len(payload))
+            self._launch(rec.job_id, req, len(payload), prepared)
         except ServiceError:
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
             self._notify()
@@ -328,11 +329,18 @@ class ProvingService:
                                f"no job {job_id!r} (never submitted, or past the store's retention)")
         return rec
 
-    def _check(self, req: pb.SubmitProofRequest) -> None:
-        """Validate a request against its circuit before anything is stored."""
+    def _check(self, req: pb.SubmitProofRequest) -> list[Any] | None:
+        """Validate a request against its circuit before anything is stored. A job input is
+        checked and split by its circuit here: the partitions' inputs come back."""
         info = self._circuit(req.circuit_id)
         if req.priority not in _PRIORITY:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown priority {req.priority}")
+        if req.job_input:
+            return self._check_job_input(info, req)
+        if info.spec.job_input is not None:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               f"circuit {req.circuit_id!r} takes one job input (job_input), "
+                               "not partitions")
         n = len(req.partitions)
         if n == 0:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -361,6 +369,22 @@ class ProvingService:
             else:
                 raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                    f"partition {i} is empty: set witness, inputs or inputs_json")
+
+    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> list[Any]:
+        bad = grpc.StatusCode.INVALID_ARGUMENT
+        if info.spec.job_input is None:
+            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes one input per partition, "
+                                    "not a job input")
+        if len(req.partitions):
+            raise ServiceError(bad, "give job_input or partitions, not both")
+        try:
+            parts = list(info.spec.job_input(bytes(req.job_input)))
+        except ValueError as exc:
+            raise ServiceError(bad, f"job input refused: {exc}") from None
+        if info.partitions is not None and len(parts) != info.partitions:
+            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes {info.partitions} "
+                                    f"partition(s) per job, the job input makes {len(parts)}")
+        return parts
 
     def _check_witness(self, info: CircuitInfo, i: int, raw: bytes) -> None:
         bad = grpc.StatusCode.INVALID_ARGUMENT
@@ -396,7 +420,10 @@ class ProvingService:
                 raise ServiceError(bad, f"partition {i}: witness value {j} is not below the field "
                                         f"modulus (send canonical Fr values, not Montgomery form)")
 
-    def _to_engine(self, req: pb.SubmitProofRequest) -> JobRequest:
+    def _to_engine(self, req: pb.SubmitProofRequest, prepared: list[Any] | None = None) -> JobRequest:
+        if prepared is not None:  # a job input, checked and split by _check
+            parts = [PartitionInput(inputs=x) for x in prepared]
+            return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
         parts = []
         for p in req.partitions:
             if p.witness:
@@ -408,9 +435,10 @@ class ProvingService:
                 parts.append(PartitionInput(inputs=bytes(p.inputs)))
         return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
 
-    def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int) -> None:
+    def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int,
+                prepared: list[Any] | None = None) -> None:
         try:
-            eid = self.engine.submit(self._to_engine(req))
+            eid = self.engine.submit(self._to_engine(req, prepared))
         except (ValueError, TypeError, KeyError) as exc:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
         except Exception as exc:

@@ -137,6 +137,8 @@ def test_bad_requests_then_good(daemon: DaemonProc, rng: random.Random) -> None:
         (inv, "no witness generator", lambda: c.submit("tiny-witness", [5])),
         (inv, "inputs_json is not JSON", lambda: c.submit(
             "tiny-any", [pb.PartitionInput(inputs_json="{nope")])),
+        (inv, "takes one input per partition, not a job input",
+         lambda: c.submit("tiny-any", job_input=b"{}")),
         (grpc.StatusCode.RESOURCE_EXHAUSTED, "larger than max", lambda: c.submit("tiny-witness", [big])),
         (grpc.StatusCode.NOT_FOUND, "no job 'missing'", lambda: c.await_proof("missing")),
         (grpc.StatusCode.NOT_FOUND, "no job 'missing'", lambda: c.cancel("missing")),

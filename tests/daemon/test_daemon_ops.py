@@ -363,7 +363,7 @@ def test_progress_callback_while_waiting(tmp_path: Path, rng: random.Random) -> 
 def test_demo_small(tmp_path: Path) -> None:
     # The README's main command (`./demo` runs `cuzk demo`) at a small size.
     r = subprocess.run(
-        [sys.executable, "-m", "cuzk.cli", "demo", "--curve", "bn254", "--log2", "8",
+        [sys.executable, "-m", "cuzk.cli", "demo", "--synthetic", "--curve", "bn254", "--log2", "8",
          "--workdir", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "all 10 partition proofs verified." in r.stdout

@@ -16,14 +16,14 @@ from cuzk.filecoin.gadgets.num import AllocatedNum
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.filecoin.gadgets.uint64 import UInt64
 from cuzk.filecoin.gadgets.util import bytes_into_boolean_vec_be, reverse_bit_numbering
-from cuzk.filecoin.reference_circuits import CREATE_LABEL_CONSTRAINTS, create_label_test_circuit
-from cuzk.filecoin.stacked.label import (
+from cuzk.filecoin.porep.label import (
     TOTAL_PARENTS,
     create_label,
     create_label_fr,
     expand_parents,
     label_preimage,
 )
+from cuzk.filecoin.reference_circuits import CREATE_LABEL_CONSTRAINTS, create_label_test_circuit
 from cuzk.groth16.errors import UnsatisfiedConstraint
 
 

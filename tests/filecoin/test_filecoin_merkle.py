@@ -48,7 +48,7 @@ def test_poseidon_tree_known_answer() -> None:
 
     for nodes in (PoseidonNodes(native=False), PoseidonNodes()):
         t = MerkleTree([1, 0, 0, 1], TreeShape(2), nodes)
-        assert t.base_layers[0][1][0] == limbs(0xB339FF6079800B5E, 0xEC5907B3DC3094AF,
+        assert t.node(1, 0) == limbs(0xB339FF6079800B5E, 0xEC5907B3DC3094AF,
                                                0x93C003CC74A24F26, 0x042F94FFBE786BC3)
         assert t.root == limbs(0xEFBB8BE3E291E671, 0x77CC72B8CB2B5AD2,
                                0x30EB6385AE6B74AE, 0x1EFFEBB7B26AD9EB)
@@ -73,10 +73,10 @@ def test_sha256_tree_matches_hashlib() -> None:
 def test_native_proofs(shape: str) -> None:
     s = TreeShape.parse(shape)
     t = random_tree(s, "poseidon", s.default_leaves(), 1)
-    n = len(t.leaves)
+    n = len(t)
     for i in [0, 1, n // 3, n - 1]:
         p = t.gen_proof(i)
-        assert p.index == i and p.leaf == t.leaves[i] and p.root == t.root
+        assert p.index == i and p.leaf == t.leaf(i) and p.root == t.root
         assert p.arities() == s.path_arities(n)
         bits = p.index_bits()
         assert sum(b << k for k, b in enumerate(bits)) == i and len(bits) == n.bit_length() - 1

@@ -10,6 +10,7 @@ import pytest
 
 from cuzk.filecoin.params import files, names
 from cuzk.filecoin.params.names import GiB, KiB, MiB
+from cuzk.filecoin.porep.constants import ChallengeMode, RegisteredSealProof
 
 PUBLISHED = files.published_manifest()
 
@@ -75,22 +76,22 @@ def test_every_seal_proof_of_a_size_shares_its_files(size: int) -> None:
     """V1, V1_1, synthetic and non-interactive PoRep: the porep_id and API version are not in
     the identifier, and the non-interactive partition counts keep the challenges per
     partition (2, 18)."""
-    seal = [p for p in names.SEAL_PROOFS.values() if p.sector_size == size]
+    seal = [p for p in RegisteredSealProof if p.sector.size == size]
     assert len(seal) == 4
-    stems = {p.parameter_set().stem for p in seal}
+    stems = {names.seal_parameter_set(p).stem for p in seal}
     assert stems == {names.porep(size).stem}
-    cfg = names.sector_config(size)
-    assert cfg.porep_challenges_per_partition(False) == cfg.porep_challenges_per_partition(True)
+    sec = names.sector_size(size)
+    assert sec.porep_challenges_per_partition(False) == sec.porep_challenges_per_partition(True)
 
 
 def test_registered_proofs() -> None:
-    assert len(names.SEAL_PROOFS) == 20 and len(names.POST_PROOFS) == 15
+    assert len(names.POST_PROOFS) == 15
     p = names.registered_seal_proof(8)
-    assert (p.name, p.sector_size, p.api_version) == ("StackedDrg32GiBV1_1", 32 * GiB, "1.1.0")
+    assert (p.name, p.sector.size, p.api_version.semver) == ("StackedDrg32GiBV1_1", 32 * GiB, "1.1.0")
     assert names.registered_seal_proof("8") == p == names.registered_seal_proof("StackedDrg32GiBV1_1")
     ni = names.registered_seal_proof(19)
-    assert (ni.name, ni.feature) == ("StackedDrg64GiBV1_2_Feat_NonInteractivePoRep",
-                                     "NonInteractivePoRep")
+    assert (ni.name, ni.challenge_mode) == ("StackedDrg64GiBV1_2_Feat_NonInteractivePoRep",
+                                            ChallengeMode.NON_INTERACTIVE)
     assert names.registered_seal_proof(12).name == "StackedDrg512MiBV1_1_Feat_SyntheticPoRep"
     assert names.registered_post_proof(13).name == "StackedDrgWindow32GiBV1_1"
     with pytest.raises(ValueError, match="unknown registered seal proof"):

@@ -23,6 +23,7 @@ from cuzk.filecoin.cs import (
 )
 from cuzk.filecoin.cs.lc import R
 from cuzk.filecoin.merkle import TreeShape
+from cuzk.filecoin.params.names import porep as porep_parameter_set
 from cuzk.filecoin.porep import (
     PoRepConfig,
     RegisteredSealProof,
@@ -271,6 +272,9 @@ def test_circuit_info_porep(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["filecoin", "circuit-info", "porep"]) == 0  # the 2 KiB sector
     out = capsys.readouterr().out
     assert "2KiB sector" in out and "2 challenge(s)" in out and "appended input" in out
+    # the published parameter files' stem (v28-...-032d31...), from params/names.py
+    assert main(["filecoin", "circuit-info", "porep", "--sector-size", "2KiB", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params_id"] == porep_parameter_set(2048).stem
 
 
 @pytest.mark.parametrize("argv, message", [

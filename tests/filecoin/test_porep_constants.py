@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cuzk.filecoin.merkle import TreeShape
+from cuzk.filecoin.params.names import porep_parameters
 from cuzk.filecoin.porep import (
     SECTOR_SIZES,
     ApiVersion,
@@ -42,7 +43,7 @@ def test_sector_constants(name: str) -> None:
         assert cfg.sector_size == sec.size and cfg.vanilla_variant == f"StackedDrg{name}V1"
     # the parameter files' names hash the identifier: a known answer for nodes, layers,
     # challenges per partition and shape
-    assert cfg.cache_identifier() == KAT["parameter_cache_ids"]["entries"][str(sec.size)]
+    assert porep_parameters(cfg).cache_id == KAT["parameter_cache_ids"]["entries"][str(sec.size)]
     # non-interactive PoRep: 13 or 126 partitions of 2 or 18 challenges
     ni = PoRepConfig.for_proof(RegisteredSealProof.for_size(name, ApiVersion.V1_2_0,
                                                             ChallengeMode.NON_INTERACTIVE))

@@ -12,7 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuzk.filecoin.merkle import MerkleTree, TreeShape
+from cuzk.filecoin.merkle import (
+    MerkleTree,
+    PoseidonNodes,
+    Sha256Nodes,
+    TreeShape,
+    ints_to_limbs,
+    limbs_to_ints,
+)
 from cuzk.filecoin.porep import (
     PoRepConfig,
     RegisteredSealProof,
@@ -25,9 +32,9 @@ from cuzk.filecoin.porep.seal import (
     fr32_unpad,
     padded_nodes,
     seal,
+    tree_proof,
     unpadded_capacity,
 )
-from cuzk.filecoin.porep.trees import LevelTree, ints_to_limbs, limbs_to_ints
 from cuzk.filecoin.porep.verify import VanillaProofError, verify_c1
 
 KAT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "filecoin_porep_kat.json").read_text())
@@ -42,7 +49,7 @@ def sealed():  # noqa: ANN201 - (C1 output, sealed sector, inputs)
 def test_zero_sector_comm_d() -> None:
     zero = KAT["zero_comm_d"]["entries"]
     for nodes in (64, 1 << 18):
-        t = LevelTree(np.zeros((nodes, 4), dtype=np.uint64), TreeShape(2), "sha256")
+        t = MerkleTree(np.zeros((nodes, 4), dtype=np.uint64), TreeShape(2), "sha256")
         assert t.root.to_bytes(32, "little").hex() == zero[str(nodes * 32)]
     # larger sizes: the zero tree is one node hashed with itself per level
     from cuzk.filecoin.hashers.sha256 import hash2
@@ -53,18 +60,33 @@ def test_zero_sector_comm_d() -> None:
             assert x.hex() == zero[str(32 << level)]
 
 
+class _IntsOnly:
+    """A node hasher over Python ints only (hashlib SHA-256, neptune's Poseidon schedule in
+    Python): the reference for the native bulk kernels the trees use."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._h = Sha256Nodes() if name == "sha256" else PoseidonNodes(native=False)
+
+    def hash_groups(self, values: list[int], arity: int) -> list[int]:
+        return self._h.hash_groups(values, arity)
+
+    def hash_limbs(self, values: np.ndarray, arity: int) -> np.ndarray:
+        return ints_to_limbs(self.hash_groups(limbs_to_ints(values), arity))
+
+
 @pytest.mark.parametrize("shape, hasher, nodes", [("2", "sha256", 64), ("8", "poseidon", 512),
                                                   ("8-8", "poseidon", 512), ("8-8-2", "poseidon", 1024),
                                                   ("8-4-2", "poseidon", 512), ("2", "poseidon", 16)])
-def test_level_tree_matches_merkle_tree(shape: str, hasher: str, nodes: int) -> None:
+def test_native_tree_matches_python_hashers(shape: str, hasher: str, nodes: int) -> None:
     rng = random.Random(nodes)
     leaves = [rng.getrandbits(254) for _ in range(nodes)]
     s = TreeShape.parse(shape)
-    ref = MerkleTree(leaves, s, hasher)
-    t = LevelTree(ints_to_limbs(leaves), s, hasher)
+    ref = MerkleTree(leaves, s, _IntsOnly(hasher))
+    t = MerkleTree(ints_to_limbs(leaves), s, hasher)
     assert t.root == ref.root
     for i in (0, 1, nodes // 3, nodes - 1):
-        p = t.gen_proof(i)
+        p = tree_proof(t, i)
         r = ref.gen_proof(i)
         assert p.path() == r.path and p.leaf == r.leaf and p.path_index() == i
         assert p.matches_shape(s, nodes) is None
@@ -249,7 +271,7 @@ def test_seal_8mib_verifies() -> None:
     out, sector, inputs = seal(RegisteredSealProof.StackedDrg8MiBV1_1, rng=np.random.default_rng(24))
     verify_c1(from_json(to_json(out)), prover_id=inputs.prover_id, sector_id=inputs.sector_id)
     # spot-check labels against the Python reference (stacked/label.py) at the challenges
-    from cuzk.filecoin.stacked.label import create_label_fr, expand_parents
+    from cuzk.filecoin.porep.label import create_label_fr, expand_parents
     g = sector.graph
     for p in out.vanilla_proofs[0]:
         v = p.challenge

@@ -10,6 +10,7 @@ Fr limbs once at the end.
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,6 +55,27 @@ class ConstraintLabels(dict):
 
     def __bool__(self) -> bool:
         return bool(self._segs)
+
+    def to_json(self) -> bytes:
+        """The segments as JSON (a label list replayed many times is written once), for a
+        recorded R1CS kept on disk (cs/record_cache.py)."""
+        ids: dict[int, int] = {}
+        lists: list[list[str]] = []
+        segs = []
+        for start, prefix, labels in self._segs:
+            k = ids.get(id(labels))
+            if k is None:
+                k = ids[id(labels)] = len(lists)
+                lists.append(labels)
+            segs.append((start, prefix, k))
+        return json.dumps({"rows": self._n, "lists": lists, "segs": segs},
+                          separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, blob: bytes) -> ConstraintLabels:
+        obj = json.loads(blob)
+        lists = obj["lists"]
+        return cls(int(obj["rows"]), [(int(a), str(p), lists[k]) for a, p, k in obj["segs"]])
 
 
 class RecordCS(ConstraintSystem):

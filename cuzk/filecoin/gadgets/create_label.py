@@ -22,7 +22,7 @@ from cuzk.filecoin.gadgets.sha256 import sha256
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.filecoin.gadgets.uint64 import UInt64
 from cuzk.filecoin.gadgets.util import reverse_bit_numbering
-from cuzk.filecoin.stacked.label import TOTAL_PARENTS
+from cuzk.filecoin.porep.constants import TOTAL_PARENTS
 
 
 def _pad(bits: list[Boolean], multiple: int) -> None:

@@ -19,20 +19,23 @@ from cuzk.filecoin.params.files import (
 )
 from cuzk.filecoin.params.names import (
     ParameterSet,
-    RegisteredProof,
+    RegisteredPoStProof,
     empty_sector_update,
     porep,
+    porep_parameters,
     published,
     registered_post_proof,
     registered_seal_proof,
+    seal_parameter_set,
     window_post,
     winning_post,
 )
 
 __all__ = [
     "DEFAULT_PARAMETER_DIR", "MissingParameterFile", "ParameterFiles", "ParameterSet",
-    "RegisteredProof", "check_digest", "empty_sector_update", "file_digest", "load_parameters",
-    "load_verifying_key", "parameter_dir", "parameter_files", "params_verifying_key", "porep",
-    "published", "read_meta", "registered_post_proof", "registered_seal_proof", "window_post",
+    "RegisteredPoStProof", "check_digest", "empty_sector_update", "file_digest",
+    "load_parameters", "load_verifying_key", "parameter_dir", "parameter_files",
+    "params_verifying_key", "porep", "porep_parameters", "published", "read_meta",
+    "registered_post_proof", "registered_seal_proof", "seal_parameter_set", "window_post",
     "winning_post", "write_meta",
 ]

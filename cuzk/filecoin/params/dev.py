@@ -12,6 +12,7 @@ what they are), which the loader checks them against. They live apart from the r
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,9 @@ from cuzk.formats.cache import default_cache_dir
 from cuzk.groth16.setup import WARNING, setup
 from cuzk.model.density import Density
 from cuzk.model.keys import ProvingKey
+from cuzk.model.r1cs import R1CS
+
+log = logging.getLogger(__name__)
 
 DEV_SUBDIR = "filecoin-dev-parameters"
 NOTE = "cuzk development setup, NOT FOR PRODUCTION"
@@ -42,9 +46,10 @@ def development_dir(directory: str | os.PathLike | None = None) -> Path:
     return Path(directory) if directory is not None else default_cache_dir() / DEV_SUBDIR
 
 
-def write_parameter_files(files: ParameterFiles, pk: ProvingKey, density: Density) -> None:
+def write_parameter_files(files: ParameterFiles, pk: ProvingKey, density: Density,
+                          circuit_id: str | None = None) -> None:
     """`pk` as `.params` (points at infinity left out per `density`), `.vk` and `.meta`, and
-    their digests in the directory's parameters.json."""
+    their digests (and `circuit_id`, when given) in the directory's parameters.json."""
     if files.sector_size is None:
         raise ValueError("the .meta file needs the circuit's sector size")
     files.directory.mkdir(parents=True, exist_ok=True)
@@ -55,6 +60,8 @@ def write_parameter_files(files: ParameterFiles, pk: ProvingKey, density: Densit
     for p in (files.params, files.vk):
         manifest[p.name] = {"cid": "", "digest": file_digest(p), "sector_size": files.sector_size,
                             "note": NOTE}
+        if circuit_id is not None:
+            manifest[p.name]["circuit"] = circuit_id
     write_text_atomically(files.directory / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
@@ -64,21 +71,33 @@ def development_parameters(
     directory: str | os.PathLike | None = None,
     seed: str | None = None,
     backend: Any = None,
+    r1cs: R1CS | None = None,
+    circuit_id: str | None = None,
 ) -> ParameterFiles:
     """The circuit's development parameter files under `pset`'s names, made once (the
-    circuit recorded, a bellman-convention setup from `seed`, written) and reused after."""
+    circuit recorded, unless its `r1cs` is given, a bellman-convention setup from `seed`,
+    written) and reused after. `circuit_id` names the exact matrices (a record-cache file):
+    files made for other matrices (an older version of the circuit's code) are made again."""
     files = parameter_files(pset, development_dir(directory))
     manifest = read_manifest(files.directory)
-    if files.exists() and files.params.name in manifest and files.vk.name in manifest:
+    if files.exists() and all(
+        p.name in manifest and manifest[p.name].get("circuit") == circuit_id
+        for p in (files.params, files.vk)
+    ):
         return files
-    _, density = synthesize_density(circuit)
-    r1cs = synthesize_r1cs(circuit, labels=False)
-    if Density.from_r1cs(r1cs) != density:
-        raise AssertionError("shape and record modes disagree on the circuit's density")
+    if r1cs is None:
+        _, density = synthesize_density(circuit)
+        r1cs = synthesize_r1cs(circuit, labels=False)
+        if Density.from_r1cs(r1cs) != density:
+            raise AssertionError("shape and record modes disagree on the circuit's density")
+    else:
+        density = Density.from_r1cs(r1cs)
+    log.warning("making development parameters for %s (%s) in %s", pset.stem, NOTE,
+                files.directory)
     pk = setup(r1cs, seed or f"cuzk filecoin dev|{pset.stem}", convention="bellman",
                backend=backend)
     pk.meta["setup"] = WARNING
-    write_parameter_files(files, pk, density)
+    write_parameter_files(files, pk, density, circuit_id)
     return files
 
 

@@ -248,7 +248,9 @@ def _parse_json(data: bytes | str, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise C1FormatError(f"{what} is not UTF-8 text: {exc}") from None
     except json.JSONDecodeError as exc:
-        hint = " (truncated?)" if exc.pos >= len(data) - 1 else ""
+        # a cut-off file ends inside a value: the error is at its end, or a string never closes
+        cut = exc.pos >= len(data) - 1 or exc.msg.startswith("Unterminated")
+        hint = " (truncated?)" if cut else ""
         raise C1FormatError(f"{what} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} "
                             f"column {exc.colno} (byte {exc.pos} of {len(data)})") from None
 

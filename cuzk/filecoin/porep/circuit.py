@@ -39,10 +39,10 @@ from cuzk.filecoin.gadgets.poseidon import poseidon_hash
 from cuzk.filecoin.gadgets.uint32 import UInt32
 from cuzk.filecoin.gadgets.uint64 import UInt64
 from cuzk.filecoin.gadgets.util import reverse_bit_numbering
-from cuzk.filecoin.stacked.label import expand_parents
 
 from .circuit_params import ChallengeProof, PartitionWitness, StackedCircuitParams
 from .constants import PoRepConfig
+from .label import expand_parents
 from .proof import SealCommitPhase1Output
 
 

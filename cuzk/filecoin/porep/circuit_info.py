@@ -67,11 +67,12 @@ def expected_constraints(opts: dict[str, Any]) -> int | None:
     return KNOWN_CONSTRAINTS.get((p.nodes, p.layers, p.challenges, str(p.tree)))
 
 
-def params_id(opts: dict[str, Any]) -> str | None:
-    """The Groth16 parameter file's id for this circuit (filecoin-proofs parameter_cache.rs).
-    A hook for the parameter-file module, which knows how the id is derived; None until it
-    is wired in."""
-    return None
+def params_id(opts: dict[str, Any]) -> str:
+    """The Groth16 parameter files' stem for this circuit (`v28-stacked-proof-of-replication-
+    ...`, parameter_cache.rs): a test shape has one too, though nothing publishes its files."""
+    from cuzk.filecoin.params.names import porep_parameters
+
+    return porep_parameters(circuit_config(opts)).stem
 
 
 def circuit(opts: dict[str, Any]) -> Callable[[ConstraintSystem], Any]:

@@ -2,6 +2,10 @@
 rust-filecoin-proofs-api define them (filecoin-proofs constants.rs, parameters.rs,
 types/porep_config.rs; filecoin-proofs-api registry.rs; storage-proofs-core api_version.rs).
 
+Sector sizes (`SECTOR_SIZES`: the published ones; `ALL_SECTOR_SIZES`: every size
+filecoin-proofs supports), their parsing, and the registered seal proofs live here alone; the
+parameter-file names (cuzk.filecoin.params.names) are derived from them.
+
 A `PoRepConfig` holds everything the graph, the challenges and the proofs depend on: nodes,
 layers, partitions, challenges per partition, the tree shape of tree_c / tree_r_last, the
 porep_id, the API version and how challenges are drawn. `PoRepConfig.for_proof(p)` gives a
@@ -11,7 +15,6 @@ registered proof's; `PoRepConfig.test(...)` any other shape, as rust-fil-proofs'
 from __future__ import annotations
 
 import enum
-import hashlib
 from dataclasses import dataclass, field
 
 from cuzk.filecoin.merkle import TreeShape
@@ -64,7 +67,8 @@ class ChallengeMode(enum.Enum):
 
 @dataclass(frozen=True)
 class SectorSize:
-    """One published sector size (filecoin-proofs constants.rs)."""
+    """One sector size filecoin-proofs defines (constants.rs): the five published ones and
+    the test sizes it also supports (parameter files are published for the first only)."""
 
     name: str              # '2KiB', as the proof names spell it
     size: int              # bytes
@@ -74,41 +78,104 @@ class SectorSize:
     ni_partitions: int
     ni_min_challenges: int
     shape: TreeShape       # tree_c and tree_r_last
+    window_post_sectors: int = 2  # sectors per WindowPoSt partition (WINDOW_POST_SECTOR_COUNT)
+    published: bool = True
 
     @property
     def nodes(self) -> int:
         return self.size // NODE_SIZE
 
     @property
+    def production(self) -> bool:
+        """32 and 64 GiB: 11 layers, 10 partitions (the other sizes are test sizes)."""
+        return self.layers == 11
+
+    @property
     def vanilla_variant(self) -> str:
         """The VanillaSealProof variant (`StackedDrg2KiBV1`) of this size, for every API version."""
         return f"StackedDrg{self.name}V1"
 
+    def porep_challenges_per_partition(self, non_interactive: bool = False) -> int:
+        """⌈minimum / partitions⌉ (parameters.rs): 2 or 18 in either mode."""
+        if non_interactive:
+            return _div_ceil(self.ni_min_challenges, self.ni_partitions)
+        return _div_ceil(self.min_challenges, self.partitions)
 
-SECTOR_SIZES: dict[int, SectorSize] = {s.size: s for s in (
-    SectorSize("2KiB", 2 * KIB, 2, 1, 2, 13, 26, TreeShape(8, 0, 0)),
-    SectorSize("8MiB", 8 * MIB, 2, 1, 2, 13, 26, TreeShape(8, 0, 0)),
-    SectorSize("512MiB", 512 * MIB, 2, 1, 2, 13, 26, TreeShape(8, 0, 0)),
-    SectorSize("32GiB", 32 * GIB, 11, 10, 176, 126, 2253, TreeShape(8, 8, 0)),
-    SectorSize("64GiB", 64 * GIB, 11, 10, 176, 126, 2253, TreeShape(8, 8, 2)),
+
+def _test_size(name: str, size: int, shape: str, published: bool = True) -> SectorSize:
+    return SectorSize(name, size, 2, 1, 2, 13, 26, TreeShape.parse(shape), published=published)
+
+
+def _production_size(name: str, size: int, shape: str, window_post_sectors: int) -> SectorSize:
+    return SectorSize(name, size, 11, 10, 176, 126, 2253, TreeShape.parse(shape),
+                      window_post_sectors)
+
+
+# Every size filecoin-proofs supports, in size order; parameters are published for 2 KiB,
+# 8 MiB, 512 MiB, 32 GiB and 64 GiB.
+ALL_SECTOR_SIZES: dict[int, SectorSize] = {s.size: s for s in (
+    _test_size("2KiB", 2 * KIB, "8-0-0"),
+    _test_size("4KiB", 4 * KIB, "8-2-0", published=False),
+    _test_size("16KiB", 16 * KIB, "8-8-0", published=False),
+    _test_size("32KiB", 32 * KIB, "8-8-2", published=False),
+    _test_size("8MiB", 8 * MIB, "8-0-0"),
+    _test_size("16MiB", 16 * MIB, "8-2-0", published=False),
+    _test_size("512MiB", 512 * MIB, "8-0-0"),
+    _test_size("1GiB", 1 * GIB, "8-2-0", published=False),
+    _production_size("32GiB", 32 * GIB, "8-8-0", 2349),
+    _production_size("64GiB", 64 * GIB, "8-8-2", 2300),
 )}
+# The sizes with registered proofs and published parameter files.
+SECTOR_SIZES: dict[int, SectorSize] = {k: s for k, s in ALL_SECTOR_SIZES.items() if s.published}
+PUBLISHED_SECTOR_SIZES = tuple(SECTOR_SIZES)
 
-_SIZE_NAMES = {s.name.lower(): s for s in SECTOR_SIZES.values()}
+_SIZE_NAMES = {s.name.lower(): s for s in ALL_SECTOR_SIZES.values()}
+_UNITS = (("GiB", GIB), ("MiB", MIB), ("KiB", KIB))
+
+
+def format_size(n: int) -> str:
+    """2048 -> '2KiB' (bytes when no unit divides it)."""
+    for unit, k in _UNITS:
+        if n >= k and n % k == 0:
+            return f"{n // k}{unit}"
+    return f"{n}B"
+
+
+def parse_size(text: str | int) -> int:
+    """`2048`, `'2KiB'`, `'32GiB'` -> bytes (any size; sector_size() checks it is one)."""
+    if isinstance(text, int):
+        return text
+    t = text.strip()
+    try:
+        for unit, k in (*_UNITS, ("B", 1)):
+            if t.lower().endswith(unit.lower()):
+                return int(t[: -len(unit)]) * k
+        return int(t)
+    except ValueError:
+        raise ValueError(f"sector size {text!r} is neither bytes nor a size like 32GiB") from None
+
+
+def sector_size(size: str | int, published_only: bool = False) -> SectorSize:
+    """A supported sector size from its bytes or name ('2KiB', '2kib', '32GiB', 2048)."""
+    key = str(size).strip().lower().replace(" ", "")
+    sec = _SIZE_NAMES.get(key)
+    if sec is None:
+        n = parse_size(size) if not isinstance(size, int) else size
+        sec = ALL_SECTOR_SIZES.get(n)
+        if sec is None:
+            table = SECTOR_SIZES if published_only else ALL_SECTOR_SIZES
+            known = ", ".join(s.name for s in table.values())
+            what = "unknown" if published_only else "unsupported"
+            raise ValueError(f"{what} sector size {size} (known: {known})")
+    if published_only and not sec.published:
+        raise ValueError(f"{sec.name} ({sec.size} bytes) is not a published sector size "
+                         f"(known: {', '.join(s.name for s in SECTOR_SIZES.values())})")
+    return sec
 
 
 def parse_sector_size(text: str | int) -> SectorSize:
-    """'2KiB', '2kib', '32GiB', or a byte count ('2048')."""
-    if isinstance(text, int) or str(text).strip().isdigit():
-        n = int(text)
-        if n not in SECTOR_SIZES:
-            raise ValueError(f"{n} bytes is not a published sector size "
-                             f"(known: {', '.join(s.name for s in SECTOR_SIZES.values())})")
-        return SECTOR_SIZES[n]
-    key = str(text).strip().lower().replace(" ", "")
-    if key not in _SIZE_NAMES:
-        raise ValueError(f"unknown sector size {text!r} "
-                         f"(known: {', '.join(s.name for s in SECTOR_SIZES.values())})")
-    return _SIZE_NAMES[key]
+    """A published sector size: '2KiB', '2kib', '32GiB', or a byte count ('2048')."""
+    return sector_size(text, published_only=True)
 
 
 def _div_ceil(x: int, y: int) -> int:
@@ -152,7 +219,8 @@ class RegisteredSealProof(enum.IntEnum):
         try:
             return cls[str(text).strip()]
         except KeyError:
-            raise ValueError(f"unknown registered seal proof {text!r}") from None
+            raise ValueError(f"unknown registered seal proof {text!r} "
+                             f"(known: {', '.join(p.name for p in cls)})") from None
 
     @property
     def sector(self) -> SectorSize:
@@ -273,18 +341,12 @@ class PoRepConfig:
                 f"drgraph::BucketGraph{{size: {self.nodes}; degree: 6; hasher: poseidon_hasher}} }}")
 
     def identifier(self) -> str:
-        """PublicParams::identifier (params.rs), the string a parameter file's name hashes."""
+        """PublicParams::identifier (params.rs), the string a parameter file's name hashes
+        (cuzk.filecoin.params.names.porep_parameters)."""
         return (f"layered_drgporep::PublicParams{{ graph: {self.graph_identifier()}, "
                 f"challenges: LayerChallenges {{ layers: {self.layers}, "
                 f"max_count: {self.challenges_per_partition} }}, "
                 f"tree: merkletree-poseidon_hasher-{self.shape} }}")
-
-    def cache_identifier(self) -> str:
-        """The parameter cache id (parameter_cache.rs, circuit/proof.rs cache_prefix): files are
-        `v28-<this>.params|.vk|.meta`."""
-        digest = hashlib.sha256(self.identifier().encode()).hexdigest()
-        return (f"stacked-proof-of-replication-merkletree-poseidon_hasher-{self.shape}"
-                f"-sha256_hasher-{digest}")
 
     def describe(self) -> dict:
         return {

@@ -21,8 +21,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from cuzk.filecoin.merkle import TreeShape
-from cuzk.filecoin.stacked.label import create_label_fr, expand_parents
+from cuzk.filecoin.merkle import (
+    MerkleTree,
+    TreeShape,
+    hash_groups,
+    ints_to_limbs,
+    limbs_to_int,
+    limbs_to_ints,
+)
 
 from .challenges import all_challenges
 from .challenges import replica_id as derive_replica_id
@@ -33,16 +39,17 @@ from .constants import (
     RegisteredSealProof,
 )
 from .graph import StackedGraph
+from .label import create_label_fr, expand_parents
 from .proof import (
     Column,
     ColumnProof,
     EncodingProof,
     LabelingProof,
+    MerkleProof,
     Proof,
     ReplicaColumnProof,
     SealCommitPhase1Output,
 )
-from .trees import LevelTree, hash_groups, ints_to_limbs, limbs_to_int, limbs_to_ints
 
 R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 FR32_CHUNK_NODES = 1 << 16  # a multiple of 4: 4 nodes hold exactly 127 bytes
@@ -153,6 +160,11 @@ def poseidon2(a: int, b: int) -> int:
     return limbs_to_int(hash_groups(ints_to_limbs([a, b]), 2, "poseidon")[0])
 
 
+def tree_proof(tree: MerkleTree, i: int) -> MerkleProof:
+    """Leaf i's inclusion proof in the vanilla proofs' form."""
+    return MerkleProof.from_inclusion_proof(tree.shape, tree.gen_proof(i))
+
+
 @dataclass
 class SealedSector:
     """A sealed sector kept in memory: what its proofs are made from."""
@@ -162,9 +174,9 @@ class SealedSector:
     data: np.ndarray           # (nodes, 4) fr32-padded data
     replica_id: bytes
     labels: np.ndarray         # (layers, nodes, 4)
-    tree_d: LevelTree
-    tree_c: LevelTree
-    tree_r: LevelTree
+    tree_d: MerkleTree
+    tree_c: MerkleTree
+    tree_r: MerkleTree
     comm_r: int
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -184,7 +196,7 @@ class SealedSector:
         return Column(node, limbs_to_ints(self.labels[:, node]))
 
     def column_proof(self, node: int) -> ColumnProof:
-        return ColumnProof(self.column(node), self.tree_c.gen_proof(node))
+        return ColumnProof(self.column(node), tree_proof(self.tree_c, node))
 
     def prove(self, challenge: int) -> Proof:
         """The vanilla proof of one challenge."""
@@ -203,7 +215,7 @@ class SealedSector:
             full = [ps[i % len(ps)] for i in range(37)]  # cycled to 37, as the prover fills them
             labeling.append(LabelingProof(full, layer, challenge))
         last = labeling[-1]
-        return Proof(self.tree_d.gen_proof(challenge), self.tree_r.gen_proof(challenge), rcp,
+        return Proof(tree_proof(self.tree_d, challenge), tree_proof(self.tree_r, challenge), rcp,
                      labeling, EncodingProof(list(last.parents), last.layer_index, last.node))
 
 
@@ -216,7 +228,7 @@ def seal_sector(config: PoRepConfig, data: np.ndarray, prover_id: bytes, sector_
     if data.shape != (n, 4):
         raise ValueError(f"data must be ({n}, 4) limbs, got {data.shape}")
     t0 = time.perf_counter()
-    tree_d = LevelTree(data, TreeShape(2), "sha256")
+    tree_d = MerkleTree(data, TreeShape(2), "sha256")
     t["tree_d"] = time.perf_counter() - t0
     say(f"tree_d: {t['tree_d']:.2f} s")
     rid = derive_replica_id(prover_id, sector_id, ticket, tree_d.root.to_bytes(32, "little"),
@@ -232,12 +244,12 @@ def seal_sector(config: PoRepConfig, data: np.ndarray, prover_id: bytes, sector_
     t["labels"] = time.perf_counter() - t0
     say(f"labels ({config.layers} layers): {t['labels']:.2f} s")
     t0 = time.perf_counter()
-    tree_c = LevelTree(column_hashes(labels), config.shape, "poseidon")
+    tree_c = MerkleTree(column_hashes(labels), config.shape, "poseidon")
     t["tree_c"] = time.perf_counter() - t0
     say(f"tree_c: {t['tree_c']:.2f} s")
     t0 = time.perf_counter()
     replica = encode_replica(labels[-1], data)
-    tree_r = LevelTree(replica, config.shape, "poseidon")
+    tree_r = MerkleTree(replica, config.shape, "poseidon")
     t["tree_r_last"] = time.perf_counter() - t0
     say(f"replica and tree_r_last: {t['tree_r_last']:.2f} s")
     comm_r = poseidon2(tree_c.root, tree_r.root)

@@ -19,19 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cuzk.filecoin.merkle import Sha256Nodes, TreeShape
-from cuzk.filecoin.stacked.label import create_label_fr, expand_parents
+from cuzk.filecoin.merkle import PoseidonNodes, Sha256Nodes, TreeShape
 
 from .challenges import partition_challenges
 from .challenges import replica_id as derive_replica_id
 from .constants import BASE_DEGREE, EXP_DEGREE, PoRepConfig
 from .graph import StackedGraph
+from .label import create_label_fr, expand_parents
 from .proof import ColumnProof, MerkleProof, Proof, SealCommitPhase1Output
 from .seal import R, poseidon2
-from .trees import Hasher
 
 _SHA = Sha256Nodes()
-_POSEIDON = Hasher("poseidon")
+_POSEIDON = PoseidonNodes()
 
 
 class VanillaProofError(ValueError):

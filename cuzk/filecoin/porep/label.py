@@ -1,4 +1,4 @@
-"""SDR labels computed natively (rust-fil-proofs storage-proofs-porep stacked/vanilla:
+"""SDR labels outside the circuit (rust-fil-proofs storage-proofs-porep stacked/vanilla:
 create_label/single.rs, graph.rs copy_parents_data*).
 
 A node's label in a layer is SHA-256 over replica_id (32 bytes) ‖ the layer index (u32
@@ -16,10 +16,7 @@ from collections.abc import Sequence
 
 from cuzk.filecoin.hashers.sha256 import trim_to_fr32
 
-BASE_DEGREE = 6
-EXP_DEGREE = 8
-TOTAL_PARENTS = 37
-NODE_SIZE = 32
+from .constants import BASE_DEGREE, EXP_DEGREE, NODE_SIZE, TOTAL_PARENTS
 
 
 def expand_parents(parents: Sequence, layer: int) -> list:

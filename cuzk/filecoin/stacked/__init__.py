@@ -1,1 +1,0 @@
-"""Stacked DRG (PoRep) pieces: labels (label.py) and their circuit (gadgets/create_label.py)."""
