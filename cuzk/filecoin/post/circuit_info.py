@@ -46,8 +46,9 @@ def circuit_params(typ: PoStType, opts: dict[str, Any]) -> FallbackParams:
         return proof_type(typ, opts).config().fallback_params()
     shape = TreeShape.parse(opts.get("tree") or "8-0-0")
     api = ApiVersion.parse(opts["api_version"]) if opts.get("api_version") else ApiVersion.V1_1_0
-    return FallbackParams.test(opts.get("leaves"), shape, opts.get("challenges") or 5,
-                               opts.get("sectors") or 3, api)
+    challenges, sectors = opts.get("challenges"), opts.get("sectors")
+    return FallbackParams.test(opts.get("leaves"), shape, 5 if challenges is None else challenges,
+                               3 if sectors is None else sectors, api)
 
 
 def describe(typ: PoStType, opts: dict[str, Any]) -> str:
