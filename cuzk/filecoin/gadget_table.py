@@ -340,3 +340,67 @@ register(GadgetEntry(
     describe=_porep("describe"),
     params_id=_porep("params_id"),
 ))
+
+
+def _post(name: str, typ_name: str) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        from cuzk.filecoin.post import circuit_info
+        from cuzk.filecoin.post.constants import PoStType
+
+        return getattr(circuit_info, name)(PoStType(typ_name), *args)
+
+    return call
+
+
+_POST_OPTIONS = (
+    Option("sector_size", str, None, "sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (default 2KiB)"),
+    Option("leaves", int, None, "test shape: leaves per sector (default 64 per base tree)"),
+    Option("tree", str, None, "test shape: tree_r_last shape base-sub-top (default 8-0-0)"),
+    Option("sectors", int, None, "test shape: sectors per partition (default 3)"),
+    Option("challenges", int, None, "test shape: challenges per sector (default 5)"),
+    Option("api_version", str, None, "test shape: API version (default 1.1.0; 1.2.0 changes "
+           "the challenges, not the circuit)"),
+)
+
+for _typ, _help in (("winning", "WinningPoSt: 66 one-challenge sectors"),
+                    ("window", "WindowPoSt: one partition of 10-challenge sectors")):
+    register(GadgetEntry(
+        name=f"{_typ}-post",
+        help=f"the fallback PoSt circuit, {_help} (storage-proofs-post fallback), for "
+             "--sector-size (default 2KiB) or a test shape (--leaves, --tree, --sectors, --challenges)",
+        inputs=lambda cs, o: None,
+        run=lambda cs, ins, o, _t=_typ: _post("circuit", _t)(o)(cs),
+        options=_POST_OPTIONS,
+        validate=_post("circuit_params", _typ),
+        expected=_post("expected_constraints", _typ),
+        describe=_post("describe", _typ),
+        params_id=_post("params_id", _typ),
+    ))
+
+
+def _update(name: str, poseidon: bool) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        from cuzk.filecoin.update import circuit_info
+
+        return getattr(circuit_info, name)(poseidon, *args)
+
+    return call
+
+
+for _name, _poseidon, _help in (
+        ("snap-update", False, "SnapDeals' EmptySectorUpdate circuit of one partition (comm_d_new "
+                               "a SHA-256 tree)"),
+        ("snap-update-poseidon", True, "SnapDeals' EmptySectorUpdate-Poseidon circuit (one "
+                                       "partition, comm_d_new a Poseidon tree)")):
+    register(GadgetEntry(
+        name=_name,
+        help=f"{_help} (storage-proofs-update), for --sector-size (default 2KiB; test sizes "
+             "1KiB, 4KiB, 8KiB, 16KiB, 32KiB, 16MiB too)",
+        inputs=lambda cs, o: None,
+        run=lambda cs, ins, o, _p=_poseidon: _update("circuit", _p)(o)(cs),
+        options=(Option("sector_size", str, None, "sector size (default 2KiB)"),),
+        validate=_update("circuit_params", _poseidon),
+        expected=_update("expected_constraints", _poseidon),
+        describe=_update("describe", _poseidon),
+        params_id=_update("params_id", _poseidon),
+    ))

@@ -218,12 +218,14 @@ def _permute_circuit(cs: ConstraintSystem, inputs: list[_Lane], c: PoseidonConst
 
 
 @template
-def poseidon_hash(cs: ConstraintSystem, preimage: Sequence[AllocatedNum], arity: int) -> AllocatedNum:
+def poseidon_hash(cs: ConstraintSystem, preimage: Sequence[AllocatedNum], arity: int,
+                  domain_tag: int | None = None) -> AllocatedNum:
     """neptune's legacy `poseidon_hash` with `PoseidonConstants::new()` for `arity` (the
-    number of preimage elements): the digest as a new variable."""
+    number of preimage elements), or with another domain tag (`domain_tag`, a static part of
+    the template's signature): the digest as a new variable."""
     if len(preimage) != arity:
         raise ValueError(f"Poseidon arity {arity} takes {arity} elements, got {len(preimage)}")
-    c = constants(arity)
+    c = constants(arity, domain_tag=domain_tag)
     lanes = _permute_circuit(cs, [_Lane(p.var, None, p.value) for p in preimage], c)
     with cs.namespace("hash result"):
         out = _ensure_allocated(cs, lanes[1])

@@ -30,11 +30,12 @@ def from_limbs(limbs: np.ndarray) -> list[int]:
 
 
 @cache
-def hasher(arity: int) -> Any:
-    """The native hasher for `arity`, built once per process from `constants(arity)`."""
+def hasher(arity: int, domain_tag: int | None = None) -> Any:
+    """The native hasher for `arity` (and a domain tag other than the Merkle-tree one), built
+    once per process from `constants(arity, domain_tag=...)`."""
     from cuzk import _native
 
-    c = constants(arity)
+    c = constants(arity, domain_tag=domain_tag)
     t = c.width
     sparse = [x for s in c.sparse for x in (*s.w_hat, *s.v_rest)]
     return _native.PoseidonHasher(
@@ -49,13 +50,13 @@ def hasher(arity: int) -> Any:
     )
 
 
-def hash_batch(inputs: np.ndarray, threads: int = 0) -> np.ndarray:
+def hash_batch(inputs: np.ndarray, threads: int = 0, domain_tag: int | None = None) -> np.ndarray:
     """Hashes of (n, arity, 4) canonical limbs -> (n, 4); the arity is the middle dimension.
     Raises ValueError for a value not below r."""
     inputs = np.ascontiguousarray(inputs, dtype=np.uint64)
     if inputs.ndim != 3 or inputs.shape[2] != 4:
         raise ValueError(f"inputs must have shape (n, arity, 4), got {inputs.shape}")
-    return hasher(inputs.shape[1]).hash(inputs, threads)
+    return hasher(inputs.shape[1], domain_tag).hash(inputs, threads)
 
 
 def hash_md(values: np.ndarray) -> np.ndarray:
@@ -63,6 +64,6 @@ def hash_md(values: np.ndarray) -> np.ndarray:
     return hasher(MD_ARITY).hash_md(np.ascontiguousarray(values, dtype=np.uint64))
 
 
-def poseidon(values: Sequence[int]) -> int:
+def poseidon(values: Sequence[int], domain_tag: int | None = None) -> int:
     """One hash of Python ints (arity = len(values)) on the native hasher."""
-    return from_limbs(hash_batch(to_limbs(values)[None]))[0]
+    return from_limbs(hash_batch(to_limbs(values)[None], domain_tag=domain_tag))[0]

@@ -7,7 +7,7 @@ Generation takes up to ~1 s per arity in Python; `constants()` caches per proces
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from .grain import round_constants
@@ -52,6 +52,14 @@ def merkle_tree_tag(arity: int) -> int:
     return (1 << arity) - 1
 
 
+def custom_tag(identifier: int) -> int:
+    """neptune's HashType::Custom(CType::Arbitrary(id)) domain tag, id · 2^40 (id in 1..256).
+    storage-proofs-update draws its randomness with id 1."""
+    if not 1 <= identifier <= 256:
+        raise ValueError(f"a custom domain tag id is 1..256, not {identifier}")
+    return identifier << 40
+
+
 def compress_round_constants(
     rc: list[int], t: int, full_rounds: int, partial_rounds: int, mds_inv: Matrix
 ) -> list[int]:
@@ -88,10 +96,24 @@ def compress_round_constants(
     return out
 
 
-@cache
-def constants(arity: int, strengthened: bool = False) -> PoseidonConstants:
+def constants(arity: int, strengthened: bool = False, domain_tag: int | None = None) -> PoseidonConstants:
     """Constants for `arity` with the Merkle-tree domain tag (filecoin-hashers' choice for every
-    arity, hash_md's included). `strengthened` selects neptune's Strength::Strengthened."""
+    arity, hash_md's included) unless `domain_tag` names another (only the tag differs:
+    neptune's round constants and matrices depend on the width and strength alone).
+    `strengthened` selects neptune's Strength::Strengthened."""
+    c = _constants(int(arity), bool(strengthened))
+    if domain_tag is None or domain_tag % R == c.domain_tag:
+        return c
+    return _tagged(int(arity), bool(strengthened), domain_tag % R)
+
+
+@cache
+def _tagged(arity: int, strengthened: bool, tag: int) -> PoseidonConstants:
+    return replace(_constants(arity, strengthened), domain_tag=tag)
+
+
+@cache
+def _constants(arity: int, strengthened: bool) -> PoseidonConstants:
     if not 1 <= arity <= 36:
         raise ValueError(f"Poseidon arity {arity} is outside neptune's 1..36")
     t = arity + 1

@@ -69,21 +69,26 @@ def permutation_optimized(state: Sequence[int], c: PoseidonConstants) -> list[in
     return s
 
 
-def hash_plain(values: Sequence[int], arity: int | None = None) -> int:
-    """neptune's Poseidon of `arity` values (Merkle-tree tag), by the textbook permutation."""
-    c = constants(arity if arity is not None else len(values))
+def hash_plain(values: Sequence[int], arity: int | None = None,
+               domain_tag: int | None = None) -> int:
+    """neptune's Poseidon of `arity` values (Merkle-tree tag unless `domain_tag`), by the
+    textbook permutation."""
+    c = constants(arity if arity is not None else len(values), domain_tag=domain_tag)
     return permutation_plain([c.domain_tag, *_check(values, c.arity)], c)[1]
 
 
-def hash_optimized(values: Sequence[int], arity: int | None = None) -> int:
-    """The same hash by neptune's optimized schedule."""
-    c = constants(arity if arity is not None else len(values))
+def hash_optimized(values: Sequence[int], arity: int | None = None,
+                   domain_tag: int | None = None) -> int:
+    """The same hash by neptune's optimized schedule (`domain_tag`: another than the Merkle-tree
+    tag)."""
+    c = constants(arity if arity is not None else len(values), domain_tag=domain_tag)
     return permutation_optimized([c.domain_tag, *_check(values, c.arity)], c)[1]
 
 
-def poseidon(values: Sequence[int]) -> int:
-    """Poseidon of len(values) values (the arity), as filecoin-hashers computes it."""
-    return hash_optimized(values)
+def poseidon(values: Sequence[int], domain_tag: int | None = None) -> int:
+    """Poseidon of len(values) values (the arity), as filecoin-hashers computes it; with
+    `domain_tag`, as neptune hashes under that tag."""
+    return hash_optimized(values, domain_tag=domain_tag)
 
 
 def hash_md(values: Sequence[int]) -> int:

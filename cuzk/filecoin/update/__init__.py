@@ -1,0 +1,1 @@
+"""SnapDeals (EmptySectorUpdate and its Poseidon variant): see docs/post.md."""
