@@ -91,6 +91,10 @@ _HELPER_WAT = """
 _CHUNK = 1 << 18  # witness values per helper call (8 MiB of helper memory)
 
 
+class _Abort(Exception):
+    """Raised by the exceptionHandler import to unwind out of the generator."""
+
+
 class WitnessError(InputError):
     """The input does not satisfy the circuit (a failed assertion or constraint), or the
     generator failed; carries circom's own lines."""
@@ -201,7 +205,7 @@ class WitnessCalculator:
     def _host(self, name: str) -> Any:
         def exception_handler(code: int) -> None:
             self._errors.code = int(code)
-            raise RuntimeError(_EXCEPTIONS.get(int(code), f"error code {code}"))
+            raise _Abort(_EXCEPTIONS.get(int(code), f"error code {code}"))
 
         def print_error_message() -> None:
             self._errors.lines.append(self._take_message())
@@ -235,9 +239,10 @@ class WitnessCalculator:
     # -- the witness --------------------------------------------------------------------------
 
     def input_signal_size(self, name: str) -> int:
-        """Number of values of input signal `name` of main, or -1 when it is not one."""
+        """Number of values of input signal `name` of main, or 0 when it is not one (the
+        generator answers -1 or 0 for a name it lacks, depending on its hash table slot)."""
         h = fnv1a64(name)
-        return int(self._ex["getInputSignalSize"](self._store, h >> 32, h & 0xFFFFFFFF))
+        return max(0, int(self._ex["getInputSignalSize"](self._store, h >> 32, h & 0xFFFFFFFF)))
 
     def calculate(self, inputs: Any, name: str = "input") -> np.ndarray:
         """The witness (n_witness, 4) canonical uint64 limbs for a parsed input JSON object.
@@ -252,7 +257,7 @@ class WitnessCalculator:
         sizes = {}
         for key, vals in values.items():
             size = self.input_signal_size(key)
-            if size < 0:
+            if size == 0:
                 raise InputError(f"{name}: signal {key!r} is not an input of the circuit")
             if len(vals) != size:
                 few = "not enough" if len(vals) < size else "too many"
@@ -277,7 +282,7 @@ class WitnessCalculator:
                 self._get(self._store, lo, count, self.n32)
                 raw = self._mem.read(self._store, 0, count * 4 * self.n32)
                 out[lo : lo + count] = np.frombuffer(raw, dtype="<u8").reshape(count, -1)
-        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+        except (_Abort, wasmtime.Trap, wasmtime.WasmtimeError) as exc:
             raise self._failure(exc, name) from None
         return out
 
@@ -293,10 +298,11 @@ class WitnessCalculator:
                 parts = line.rstrip("\n").split(",", 3)
                 if len(parts) != 4 or not parts[3].startswith("main."):
                     continue
-                base = parts[3][5:].split("[", 1)[0]
-                if "." in base or base in names or base in given:
-                    continue
-                if self.input_signal_size(base) >= 0:
+                rest = parts[3][5:]
+                base = rest.split("[", 1)[0]
+                if "." in rest or base in names or base in given:
+                    continue  # a subcomponent's signal, or one already counted
+                if self.input_signal_size(base) > 0:
                     names.append(base)
         if not names:
             return f"missing input signal(s): {head}"
