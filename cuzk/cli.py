@@ -12,7 +12,9 @@ from cuzk.settings import ConfigError, Settings
 # a command's handler is stored as `func` on its parser and called with the parsed args,
 # returning an exit code.
 COMMAND_MODULES = {
-    "cuzk.commands.groth16": ("groth16", "setup"),  # snarkjs-compatible prove / verify
+    "cuzk.commands.groth16": ("groth16", "setup"),  # snarkjs-compatible prove / fullprove / verify
+    "cuzk.commands.wtns": ("wtns",),  # wtns calculate: circom's witness generator in wasmtime
+    "cuzk.commands.zkey": ("zkey",),  # zkey export solidityverifier / soliditycalldata
     "cuzk.commands.demo": ("demo",),  # the README's main job
     "cuzk.commands.daemon": ("daemon",),
     "cuzk.commands.client": ("submit", "await", "prove", "cancel", "status", "preload", "evict"),

@@ -7,6 +7,7 @@ test-sized inputs) when it is not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,16 +56,22 @@ def fr_to_ints(arr: np.ndarray) -> list[int]:
     return limbs_to_ints(arr)
 
 
+@functools.cache
 def _mont_params(c: Curve) -> tuple[int, int]:
     r_mont = pow(2, 64 * c.limbs, c.p)
     return r_mont, pow(r_mont, -1, c.p)
+
+
+_NATIVE_FROM = 64  # elements
 
 
 def _mont_convert(curve: Curve | str, arr: np.ndarray, to_mont: bool) -> np.ndarray:
     c = get_curve(curve)
     a = np.ascontiguousarray(arr, dtype=np.uint64)
     nat = _native()
-    if nat is not None:
+    # A handful of coordinates (a proof, a verifying key) is faster as Python ints than through
+    # an OpenMP region, whose start costs milliseconds on a busy machine.
+    if nat is not None and a.size >= _NATIVE_FROM * c.limbs:
         f = nat.fq_to_mont if to_mont else nat.fq_from_mont
         return f(c.name, a.reshape(-1, c.limbs)).reshape(a.shape)
     r_mont, r_inv = _mont_params(c)

@@ -76,6 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _await_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="give up after this many seconds")
     p.add_argument("--out", help="write proof_<i>.bin (and result.json) into this directory")
+    p.add_argument("--snarkjs", action="store_true",
+                   help="with --out, also write snarkjs proof_<i>.json and public_<i>.json")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -161,6 +163,11 @@ def _report(res: Any, args: argparse.Namespace) -> int:
             (d / f"proof_{i}.bin").write_bytes(p)
         meta = {k: v for k, v in res.__dict__.items() if k != "proofs"}
         (d / "result.json").write_text(json.dumps(meta, indent=1))
+        if args.snarkjs and res.ok:
+            try:
+                res.write_snarkjs(d)
+            except ValueError as exc:
+                return _fail(exc)
     if args.json:
         d = {k: v for k, v in res.__dict__.items() if k != "proofs"}
         d["proofs"] = [p.hex() for p in res.proofs]

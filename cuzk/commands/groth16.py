@@ -1,4 +1,4 @@
-"""`cuzk groth16 prove|verify` (snarkjs's argument order) and `cuzk setup` (development keys,
+"""`cuzk groth16 prove|fullprove|verify` (snarkjs's argument order) and `cuzk setup` (development keys,
 NOT FOR PRODUCTION)."""
 
 from __future__ import annotations
@@ -8,8 +8,36 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cuzk.groth16.errors import UnsatisfiedConstraint
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from cuzk.curves import Curve
+
+
+_KEY_HELP = "proving key: .zkey, bellman params or .cuzkkey"
+
+
+def _prove_arguments(p: argparse.ArgumentParser, *leading: tuple[str, str]) -> None:
+    """The positionals (`leading` first, then the proof and public outputs) and options that
+    prove and fullprove share."""
+    for name, what in leading:
+        p.add_argument(name, type=Path, help=what)
+    p.add_argument("proof", type=Path, help="proof JSON to write")
+    p.add_argument("public", type=Path, help="public signals JSON to write")
+    p.add_argument("--backend", default="auto", help="auto (default), cuda, cpu or reference")
+    p.add_argument(
+        "--r1cs",
+        type=Path,
+        help="circom .r1cs of the circuit: checks the witness and names a failing constraint "
+        "(signal names from a .sym file beside it); required for bellman params",
+    )
+    p.add_argument("--curve", default=None, help="curve of bellman params (default bls12_381)")
+    p.add_argument("--no-verify", action="store_true", help="skip the verification after proving")
+    p.add_argument("--no-cache", action="store_true", help="do not use the native key cache")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,21 +51,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a cuzk key cache) and a circom .wtns witness; writes snarkjs proof.json / public.json. "
         "The proof is verified before it is written.",
     )
-    p.add_argument("key", type=Path, help="proving key: .zkey, bellman params or .cuzkkey")
-    p.add_argument("wtns", type=Path, help="witness (.wtns)")
-    p.add_argument("proof", type=Path, help="proof JSON to write")
-    p.add_argument("public", type=Path, help="public signals JSON to write")
-    p.add_argument("--backend", default="auto", help="auto (default), cuda, cpu or reference")
-    p.add_argument(
-        "--r1cs",
-        type=Path,
-        help="circom .r1cs of the circuit: checks the witness and names a failing constraint "
-        "(signal names from a .sym file beside it); required for bellman params",
-    )
-    p.add_argument("--curve", default=None, help="curve of bellman params (default bls12_381)")
-    p.add_argument("--no-verify", action="store_true", help="skip the verification after proving")
-    p.add_argument("--no-cache", action="store_true", help="do not use the native key cache")
+    _prove_arguments(p, ("key", _KEY_HELP), ("wtns", "witness (.wtns)"))
     p.set_defaults(func=cmd_prove)
+
+    f = gsub.add_parser(
+        "fullprove",
+        help="fullprove: INPUT_JSON WASM ZKEY PROOF_JSON PUBLIC_JSON (as snarkjs groth16 fullprove)",
+        description="Compute the witness with circom's witness generator (.wasm, run in "
+        "wasmtime, no Node.js) from an input JSON, then prove as `groth16 prove` does. Nothing "
+        "is written when the input does not satisfy the circuit.",
+    )
+    _prove_arguments(
+        f,
+        ("input", "input signals (input.json)"),
+        ("wasm", "circom's witness generator (circuit_js/circuit.wasm)"),
+        ("key", _KEY_HELP),
+    )
+    f.set_defaults(func=cmd_fullprove)
 
     v = gsub.add_parser(
         "verify",
@@ -85,11 +115,39 @@ def _load_r1cs(path: Path):  # noqa: ANN202
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
+    from cuzk.formats.errors import FormatError
+    from cuzk.formats.wtns import read_wtns
+
+    try:
+        witness, wcurve = read_wtns(args.wtns)
+    except (FormatError, ValueError, OSError) as exc:
+        return _err(str(exc))
+    return _prove_and_write(args, witness, wcurve)
+
+
+def cmd_fullprove(args: argparse.Namespace) -> int:
+    from cuzk.circuits.circom_input import InputError, read_input_json
+    from cuzk.circuits.circom_witness import WitnessCalculator
+    from cuzk.formats.binfile import curve_from_r
+    from cuzk.formats.errors import FormatError
+
+    try:
+        inputs = read_input_json(args.input)
+        wc = WitnessCalculator(args.wasm)
+        wcurve = curve_from_r(wc.prime, str(args.wasm), "field prime")
+        witness = wc.calculate(inputs, name=str(args.input))
+    except (InputError, FormatError) as exc:
+        return _err(str(exc))
+    return _prove_and_write(args, witness, wcurve)
+
+
+def _prove_and_write(args: argparse.Namespace, witness: np.ndarray, wcurve: Curve) -> int:
+    """Prove `witness` with args.key, verify, then write args.proof and args.public; nothing
+    is written when a step fails."""
     from cuzk.backends import get_backend
     from cuzk.formats.cache import load_proving_key
     from cuzk.formats.errors import FormatError
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
-    from cuzk.formats.wtns import read_wtns
     from cuzk.groth16 import qap
     from cuzk.groth16.prover import prove
     from cuzk.groth16.verifier import explain
@@ -100,7 +158,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
         r1cs = _load_r1cs(args.r1cs) if args.r1cs else None
         density = qap.with_public_rows(r1cs) if r1cs is not None else None
         pk = load_proving_key(args.key, curve=args.curve, density=density, cache=not args.no_cache)
-        witness, wcurve = read_wtns(args.wtns)
     except (FormatError, ValueError, OSError, RuntimeError) as exc:
         return _err(str(exc))
     if wcurve.name != pk.curve.name:

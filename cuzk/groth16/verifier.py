@@ -1,5 +1,6 @@
-"""Groth16 verification by a pairing check from an outside library:
-py_arkworks_bls12381 for BLS12-381, py_ecc.optimized_bn128 for BN254.
+"""Groth16 verification by a pairing check: BLS12-381 through py_arkworks_bls12381, BN254
+through the native core (cuzk/native pairing.hpp, one call per proof; pure-Python py_ecc only
+when the extension is not built).
 
     e(A, B) = e(α, β) · e(IC(x), γ) · e(C, δ),  IC(x) = ic_0 + Σ x_i·ic_i
 
@@ -14,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuzk.curves import Curve
-from cuzk.layout import G1Ints, G2Ints, g1_to_ints, g2_to_ints, limbs_to_ints
+from cuzk.identity_cache import IdentityCache
+from cuzk.layout import G1Ints, G2Ints, g1_to_ints, g2_to_ints, ints_to_limbs, limbs_to_ints
 from cuzk.model.keys import Proof, VerifyingKey
 from cuzk.reference import ec
 
@@ -56,6 +58,8 @@ def explain(vk: VerifyingKey, public_inputs: Sequence[int], proof: Proof) -> str
     for i, x in enumerate(xs):
         if not 0 <= x < curve.r:
             return f"public input {i} is not a field element (must be 0 ≤ x < r)"
+    if curve.name == "bn254" and _native_verify() is not None:
+        return _explain_native(vk, xs, proof)
     try:
         a = _g1(curve, proof.a, "proof A")
         b = _g2(curve, proof.b, "proof B")
@@ -71,6 +75,35 @@ def explain(vk: VerifyingKey, public_inputs: Sequence[int], proof: Proof) -> str
     return None if ok else "pairing check failed"
 
 
+# --- BN254 in the native core -----------------------------------------------------------------
+
+_NATIVE_REASONS = {
+    1: "pairing check failed",
+    2: "proof A is not on the curve",
+    3: "proof B is not a point of G2",
+    4: "proof C is not on the curve",
+    5: "a public input is not a field element (must be 0 ≤ x < r)",
+    6: "the verifying key has a point off the curve",
+}
+
+
+def _native_verify():  # noqa: ANN202
+    try:
+        from cuzk import _native
+    except ImportError:
+        return None
+    return getattr(_native, "groth16_verify", None)
+
+
+def _explain_native(vk: VerifyingKey, xs: list[int], proof: Proof) -> str | None:
+    fn = _native_verify()
+    u64 = lambda a: np.ascontiguousarray(a, dtype=np.uint64)  # noqa: E731
+    pub = ints_to_limbs(xs, 4) if xs else np.zeros((0, 4), dtype=np.uint64)
+    code = fn(vk.curve.name, u64(vk.alpha_g1), u64(vk.beta_g2), u64(vk.gamma_g2),
+              u64(vk.delta_g2), u64(vk.ic), pub, u64(proof.a), u64(proof.b), u64(proof.c))
+    return None if code == 0 else _NATIVE_REASONS.get(code, f"native verifier code {code}")
+
+
 def verify(vk: VerifyingKey, public_inputs: Sequence[int], proof: Proof) -> bool:
     return explain(vk, public_inputs, proof) is None
 
@@ -78,43 +111,63 @@ def verify(vk: VerifyingKey, public_inputs: Sequence[int], proof: Proof) -> bool
 # --- BLS12-381 through arkworks ---------------------------------------------------------------
 
 
+def _ark_g1(pt: G1Ints, what: str):  # noqa: ANN202
+    import py_arkworks_bls12381 as ark
+
+    if pt is None:
+        return ark.G1Point.identity()
+    try:  # checks on-curve and subgroup
+        return ark.G1Point.from_xy_bytes_be(pt[0].to_bytes(48, "big") + pt[1].to_bytes(48, "big"))
+    except Exception:
+        raise _Reject(f"{what} is not a point of G1") from None
+
+
+def _ark_g2(pt: G2Ints, what: str):  # noqa: ANN202
+    import py_arkworks_bls12381 as ark
+
+    if pt is None:
+        return ark.G2Point.identity()
+    (x0, x1), (y0, y1) = pt
+    raw = b"".join(v.to_bytes(48, "big") for v in (x0, x1, y0, y1))
+    try:
+        return ark.G2Point.from_xy_bytes_be(raw)
+    except Exception:
+        raise _Reject(f"{what} is not a point of G2") from None
+
+
+# A key's points as arkworks objects, made once per VerifyingKey (their subgroup checks cost
+# more than the pairing of a small circuit).
+_ARK_KEYS: IdentityCache[tuple] = IdentityCache()
+
+
+def _ark_key(vk: VerifyingKey) -> tuple:
+    hit = _ARK_KEYS.get(vk)
+    if hit is None:
+        curve = vk.curve
+        ic = [_ark_g1(p, f"vk IC[{i}]") for i, p in enumerate(g1_to_ints(curve, vk.ic))]
+        hit = _ARK_KEYS.put(vk, (
+            ic,
+            _ark_g1(_g1(curve, vk.alpha_g1, "vk alpha"), "vk alpha"),
+            _ark_g2(_g2(curve, vk.beta_g2, "vk beta"), "vk beta"),
+            _ark_g2(_g2(curve, vk.gamma_g2, "vk gamma"), "vk gamma"),
+            _ark_g2(_g2(curve, vk.delta_g2, "vk delta"), "vk delta"),
+        ))
+    return hit
+
+
 def _check_bls(vk: VerifyingKey, xs: list[int], a: G1Ints, b: G2Ints, c: G1Ints) -> bool:
     import py_arkworks_bls12381 as ark
 
-    def p1(pt: G1Ints, what: str) -> ark.G1Point:
-        if pt is None:
-            return ark.G1Point.identity()
-        try:  # checks on-curve and subgroup
-            return ark.G1Point.from_xy_bytes_be(pt[0].to_bytes(48, "big") + pt[1].to_bytes(48, "big"))
-        except Exception:
-            raise _Reject(f"{what} is not a point of G1") from None
-
-    def p2(pt: G2Ints, what: str) -> ark.G2Point:
-        if pt is None:
-            return ark.G2Point.identity()
-        (x0, x1), (y0, y1) = pt
-        raw = b"".join(v.to_bytes(48, "big") for v in (x0, x1, y0, y1))
-        try:
-            return ark.G2Point.from_xy_bytes_be(raw)
-        except Exception:
-            raise _Reject(f"{what} is not a point of G2") from None
-
-    curve = vk.curve
-    ic = [p1(p, f"vk IC[{i}]") for i, p in enumerate(g1_to_ints(curve, vk.ic))]
+    ic, alpha, beta, gamma, delta = _ark_key(vk)
     acc = ic[0]
     if xs:
         acc = acc + ark.G1Point.multiexp_unchecked(ic[1:], [ark.Scalar(x) for x in xs])
-    g1s = [-p1(a, "proof A"), p1(_g1(curve, vk.alpha_g1, "vk alpha"), "vk alpha"), acc, p1(c, "proof C")]
-    g2s = [
-        p2(b, "proof B"),
-        p2(_g2(curve, vk.beta_g2, "vk beta"), "vk beta"),
-        p2(_g2(curve, vk.gamma_g2, "vk gamma"), "vk gamma"),
-        p2(_g2(curve, vk.delta_g2, "vk delta"), "vk delta"),
-    ]
+    g1s = [-_ark_g1(a, "proof A"), alpha, acc, _ark_g1(c, "proof C")]
+    g2s = [_ark_g2(b, "proof B"), beta, gamma, delta]
     return bool(ark.GT.pairing_check(g1s, g2s))
 
 
-# --- BN254 through py_ecc ---------------------------------------------------------------------
+# --- BN254 through py_ecc (when the native core is not built) --------------------------------
 
 
 def _check_bn(vk: VerifyingKey, xs: list[int], a: G1Ints, b: G2Ints, c: G1Ints) -> bool:

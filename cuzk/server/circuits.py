@@ -10,6 +10,8 @@ this circuit must have:
     [srs.circuits.my-circuit]
     key = "/path/to/key"       # a key-cache file; jobs send witnesses
     # zkey = "/path/to/circuit_final.zkey"   # or a snarkjs key
+    # wasm = "/path/to/circuit_js/circuit.wasm"  # circom's witness generator: jobs may also
+    #                                            # send inputs_json (the circuit's input.json)
 
     [srs.circuits.porep-32g]
     filecoin = { proof = "porep", sector_size = "32GiB" }   # jobs send one C1 output
@@ -33,7 +35,7 @@ from cuzk.engine.types import CircuitSpec
 from cuzk.model.keys import ProvingKey
 from cuzk.settings import ConfigError
 
-_TABLE_KEYS = {"synthetic", "filecoin", "key", "zkey", "r1cs", "partitions", "description"}
+_TABLE_KEYS = {"synthetic", "filecoin", "key", "zkey", "r1cs", "wasm", "partitions", "description"}
 
 
 @dataclass
@@ -168,6 +170,32 @@ def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:
     return load
 
 
+def _wasm_witness_fn(wasm: Path, info: CircuitInfo) -> Any:
+    """A witness generator over circom's .wasm: a partition's inputs_json is the circuit's
+    input.json. One WitnessCalculator per synthesis thread (a wasmtime store is single-threaded);
+    compiled modules are cached on disk, so each thread's first call is cheap."""
+    from cuzk.circuits.circom_input import InputError
+    from cuzk.circuits.circom_witness import WitnessCalculator
+
+    local = threading.local()
+
+    def witness(inputs: Any, index: int) -> Any:
+        if isinstance(inputs, bytes | bytearray):
+            try:
+                inputs = json.loads(inputs)
+            except ValueError:
+                raise InputError(f"partition {index}: inputs are not JSON") from None
+        wc = getattr(local, "wc", None)
+        if wc is None:
+            wc = local.wc = WitnessCalculator(wasm)
+        if info.curve is not None and wc.prime != info.curve.r:
+            raise InputError(f"{wasm.name} computes over another field than the key's "
+                             f"{info.curve.name}")
+        return wc.calculate(inputs, name=f"partition {index} inputs_json")
+
+    return witness
+
+
 def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
     where = f"[srs.circuits.{circuit_id}]"
     unknown = set(table) - _TABLE_KEYS
@@ -203,6 +231,15 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
             raise ConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
         info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts)
         spec = info.spec
+
+    if "wasm" in table:
+        if kind in ("synthetic", "filecoin"):
+            raise ConfigError(f"{where} wasm: {kind} circuits make their own witnesses")
+        wasm_path = Path(str(table["wasm"])).expanduser()
+        if not wasm_path.is_file():
+            raise ConfigError(f"{where} wasm = {str(table['wasm'])!r}: file not found")
+        spec.witness_fn = _wasm_witness_fn(wasm_path, info)
+        info.takes_inputs = True
 
     if "r1cs" in table:
         if kind in ("synthetic", "filecoin"):

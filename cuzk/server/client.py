@@ -66,6 +66,34 @@ class ProofResult:
     def ok(self) -> bool:
         return self.status == "COMPLETED"
 
+    def snarkjs(self, i: int) -> tuple[dict, list[str]]:
+        """Partition i as snarkjs's proof.json and public.json objects (the curve is read off
+        the proof's size: 128 bytes BN254, 192 BLS12-381)."""
+        from cuzk.curves import CURVES
+        from cuzk.formats.proof_bytes import decode_proof, proof_size
+        from cuzk.formats.snarkjs_json import proof_to_json
+
+        raw = self.proofs[i]
+        curve = next((c for c in CURVES.values() if proof_size(c) == len(raw)), None)
+        if curve is None:
+            raise ValueError(f"partition {i}: a {len(raw)}-byte proof is of no known curve")
+        proof = decode_proof(curve, raw, f"partition {i}")
+        public = [str(v) for v in self.public_inputs[i]] if i < len(self.public_inputs) else []
+        return proof_to_json(proof), public
+
+    def write_snarkjs(self, out_dir: str | Path) -> list[Path]:
+        """proof_<i>.json and public_<i>.json per partition into out_dir (snarkjs's files, for
+        circuits proved with snarkjs-convention keys); returns the paths written."""
+        d = Path(out_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        for i in range(len(self.proofs)):
+            proof, public = self.snarkjs(i)
+            for name, obj in ((f"proof_{i}.json", proof), (f"public_{i}.json", public)):
+                (d / name).write_text(json.dumps(obj, indent=1) + "\n")
+                written.append(d / name)
+        return written
+
     @classmethod
     def from_message(cls, m: pb.AwaitProofResponse) -> ProofResult:
         return cls(

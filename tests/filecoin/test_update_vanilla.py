@@ -11,9 +11,9 @@ import pytest
 
 from cuzk.filecoin.bincode import BincodeError
 from cuzk.filecoin.cs.lc import R
+from cuzk.filecoin.merkle import MerkleTree, ints_to_limbs, limbs_to_ints
 from cuzk.filecoin.params import names
 from cuzk.filecoin.porep.proof import MerkleProof, PathElement
-from cuzk.filecoin.porep.trees import LevelTree, ints_to_limbs, limbs_to_ints
 from cuzk.filecoin.update.challenges import phi, rho
 from cuzk.filecoin.update.constants import (
     PUBLISHED_SIZES,
@@ -144,7 +144,7 @@ def test_wrong_encoding_refused(upd: UpdatedSector) -> None:
     """A new replica that is not sector key + data · rho (here: every node one more), with
     trees and commitments consistent with it, fails the encoding check."""
     bad_replica = ints_to_limbs([(v + 1) % R for v in limbs_to_ints(upd.tree_r_new.levels[0])])
-    bad = dataclasses.replace(upd, tree_r_new=LevelTree(bad_replica, upd.params.shape, "poseidon"))
+    bad = dataclasses.replace(upd, tree_r_new=MerkleTree(bad_replica, upd.params.shape, "poseidon"))
     with pytest.raises(VanillaUpdateError, match="leaf_r_new is not leaf_r_old"):
         update_inputs(P2KIB, bad.vanilla_proofs(), *bad.commitments())
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk.filecoin.merkle import TreeShape
+from cuzk.filecoin.merkle import MerkleTree, TreeShape
 from cuzk.filecoin.porep.constants import SECTOR_SIZES, PoRepConfig, RegisteredSealProof
-from cuzk.filecoin.porep.seal import fr32_pad, seal_sector, unpadded_capacity
-from cuzk.filecoin.porep.trees import LevelTree
+from cuzk.filecoin.porep.seal import fr32_pad, seal_sector, tree_proof, unpadded_capacity
 
 from .challenges import fallback_sector_challenges, winning_sector_challenges
 from .constants import PoStConfig, PoStType
@@ -30,7 +29,7 @@ class PoStSector:
     tree_r_last, comm_c, comm_r."""
 
     sector_id: int
-    tree_r: LevelTree
+    tree_r: MerkleTree
     comm_c: int
     comm_r: int
 
@@ -40,7 +39,7 @@ class PoStSector:
 
     def vanilla_proof(self, challenges: Sequence[int]) -> FallbackPoStSectorProof:
         """generate_single_vanilla_proof: one inclusion proof per challenged leaf."""
-        proofs = [self.tree_r.gen_proof(int(c)) for c in challenges]
+        proofs = [tree_proof(self.tree_r, int(c)) for c in challenges]
         sp = SectorProof(proofs, self.comm_c, self.comm_r_last)
         return FallbackPoStSectorProof(self.sector_id, self.comm_r, FallbackProof([sp]))
 

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk.filecoin.merkle import TreeShape
-from cuzk.filecoin.porep.seal import fr32_pad, poseidon2, seal_sector, unpadded_capacity
-from cuzk.filecoin.porep.trees import LevelTree, ints_to_limbs, limbs_to_ints
+from cuzk.filecoin.merkle import MerkleTree, TreeShape, ints_to_limbs, limbs_to_ints
+from cuzk.filecoin.porep.seal import fr32_pad, poseidon2, seal_sector, tree_proof, unpadded_capacity
 from cuzk.filecoin.post.generate import seal_config
 
 from .challenges import challenges, phi, rho
@@ -35,7 +34,7 @@ R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 class SectorKey:
     """The sealed sector an update starts from: its replica's tree_r_last and comm_c."""
 
-    tree_r: LevelTree
+    tree_r: MerkleTree
     comm_c: int
 
     @property
@@ -60,8 +59,8 @@ class UpdatedSector:
     key: SectorKey
     h: int
     data: np.ndarray          # (nodes, 4) the new data, fr32-padded nodes
-    tree_d_new: LevelTree
-    tree_r_new: LevelTree
+    tree_d_new: MerkleTree
+    tree_r_new: MerkleTree
 
     @property
     def comm_d_new(self) -> int:
@@ -87,8 +86,8 @@ class UpdatedSector:
         return limbs_to_ints(row[k * p.apex_leaf_count : (k + 1) * p.apex_leaf_count])
 
     def challenge_proof(self, c: int) -> ChallengeProof:
-        return ChallengeProof(self.key.tree_r.gen_proof(c), self.tree_d_new.gen_proof(c),
-                              self.tree_r_new.gen_proof(c))
+        return ChallengeProof(tree_proof(self.key.tree_r, c), tree_proof(self.tree_d_new, c),
+                              tree_proof(self.tree_r_new, c))
 
     def partition_proof(self, k: int) -> PartitionProof | PoseidonPartitionProof:
         """prove_inner: partition k's apex leaves and its challenges' proofs."""
@@ -110,14 +109,14 @@ def encode(params: UpdateParams, key: SectorKey, data: np.ndarray, h: int | None
     n = params.nodes
     if data.shape != (n, 4):
         raise ValueError(f"data must be ({n}, 4) limbs, got {data.shape}")
-    tree_d = LevelTree(data, params.shape, "poseidon") if params.poseidon else \
-        LevelTree(data, TreeShape(2), "sha256")
+    tree_d = MerkleTree(data, params.shape, "poseidon") if params.poseidon else \
+        MerkleTree(data, TreeShape(2), "sha256")
     f = phi(tree_d.root, key.comm_r_old)
     shr = params.challenge_bit_len - h
     rhos = ints_to_limbs([rho(f, high) for high in range(1 << h)])
     coeff = np.repeat(rhos, 1 << shr, axis=0)
     replica_new = _fr_mul_add(key.tree_r.levels[0], data, coeff)
-    tree_r_new = LevelTree(replica_new, params.shape, "poseidon")
+    tree_r_new = MerkleTree(replica_new, params.shape, "poseidon")
     return UpdatedSector(params, key, h, data, tree_d, tree_r_new)
 
 

@@ -11,10 +11,11 @@ void register_ntt(py::module_& m);    // bind_ntt.cpp
 void register_poseidon(py::module_& m);  // bind_poseidon.cpp
 void register_sdr(py::module_& m);       // bind_sdr.cpp
 void register_witness(py::module_& m);   // bind_witness.cpp
+void register_pairing(py::module_& m);   // bind_pairing.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
-    m.doc() = "cuzk CPU backend: field, curve, MSM, NTT, constraint-evaluation and witness kernels";
+    m.doc() = "cuzk CPU backend: field, curve, MSM, NTT, constraint-evaluation, witness and pairing kernels";
     m.attr("__version__") = "0.1.0";
     cuzk::register_field(m);
     cuzk::register_curve(m);
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_native, m) {
     cuzk::register_poseidon(m);
     cuzk::register_sdr(m);
     cuzk::register_witness(m);
+    cuzk::register_pairing(m);
 }

@@ -1,0 +1,69 @@
+"""The daemon proves circom circuits from input.json: a `[srs.circuits.<id>]` table with a zkey
+and the circuit's `wasm` takes `inputs_json` per partition, and `cuzk await --out DIR --snarkjs`
+(and ProofResult.write_snarkjs) write snarkjs proof_<i>.json / public_<i>.json that snarkjs
+accepts. A bad input fails its job naming the signal."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from daemon_harness import DaemonProc, write_config
+
+from cuzk.cli import main as cli
+from cuzk.server import circuits
+from cuzk.settings import ConfigError
+from cuzk.tools import snarkjs
+
+
+def test_config_checks(circom_artifact, tmp_path: Path) -> None:
+    art = circom_artifact("bn254", "multi_io")
+    info = circuits.build("c", {"zkey": str(art.zkey), "wasm": str(art.wasm)})
+    assert info.takes_inputs and info.spec.witness_fn is not None
+    assert not circuits.build("c", {"zkey": str(art.zkey)}).takes_inputs
+    with pytest.raises(ConfigError, match="wasm.*file not found"):
+        circuits.build("c", {"zkey": str(art.zkey), "wasm": str(tmp_path / "no.wasm")})
+    with pytest.raises(ConfigError, match="synthetic circuits make their own"):
+        circuits.build("c", {"synthetic": {"constraints": 1024}, "wasm": str(art.wasm)})
+
+
+@pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
+def test_inputs_json_jobs(curve: str, circom_artifact, tmp_path: Path,
+                          rng: random.Random) -> None:
+    art = circom_artifact(curve, "multi_io")
+    extra = (f'[srs.circuits.circom]\nzkey = "{art.zkey}"\nwasm = "{art.wasm}"\n')
+    cfg = write_config(tmp_path, extra=extra, sections={"pipeline": {"verify_after_prove": True}})
+    d = DaemonProc(cfg, tmp_path).start()
+    try:
+        inp = json.loads(art.input_json.read_text())
+        other = dict(inp, pub_k=str(rng.randrange(1000)))
+        with d.client() as c:
+            res = c.prove("circom", [inp, other], timeout=120)
+            assert res.ok, res.error
+            assert res.public_inputs[0] == art.public
+            out = tmp_path / "py"
+            written = res.write_snarkjs(out)
+            assert sorted(p.name for p in written) == [
+                "proof_0.json", "proof_1.json", "public_0.json", "public_1.json"]
+            for i in range(2):
+                assert snarkjs.groth16_verify(art.vk_json, out / f"public_{i}.json",
+                                              out / f"proof_{i}.json")
+            assert json.loads((out / "public_0.json").read_text()) == \
+                json.loads(art.public_json.read_text())
+
+            bad = c.prove("circom", [inp, {"pub_x": inp["pub_x"], "pub_k": "1"}], timeout=120)
+            assert bad.status == "FAILED" and not bad.proofs
+            assert "partition 1" in bad.error and "missing input" in bad.error, bad.error
+
+        # the CLI: inputs from files, snarkjs files beside the binary proofs
+        f = tmp_path / "input.json"
+        f.write_text(json.dumps(inp))
+        out = tmp_path / "cli"
+        assert cli(["prove", "--address", d.grpc, "--circuit", "circom", "--inputs-json", str(f),
+                    "--out", str(out), "--snarkjs", "--no-progress"]) == 0
+        assert (out / "proof_0.bin").exists()
+        assert snarkjs.groth16_verify(art.vk_json, out / "public_0.json", out / "proof_0.json")
+    finally:
+        assert d.term() == 0, d.log()
