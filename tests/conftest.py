@@ -26,6 +26,10 @@ import pytest
 from cuzk.curves import get_curve
 from cuzk.tools import circom, snarkjs
 
+# The Filecoin tests' session fixtures (a sealed 2 KiB sector, its development keys) live in
+# their own module; a second conftest.py would shadow this one for `from conftest import`.
+pytest_plugins = ["filecoin_fixtures"]
+
 ROOT = Path(__file__).resolve().parents[1]
 CIRCUITS_DIR = ROOT / "tests" / "circuits"
 FIXTURES_DIR = ROOT / "tests" / "fixtures"

@@ -1,5 +1,5 @@
-"""Session fixtures of the PoRep C2 tests: one sealed 2 KiB sector and one set of 2 KiB
-development keys for every test that proves.
+"""Session fixtures of the Filecoin tests (loaded by tests/conftest.py): one sealed 2 KiB
+sector and one set of 2 KiB development keys for every test that proves.
 
 What is made once per machine (the recorded matrices, the development keys: minutes of setup
 on 2 cores, and the converted key) lives under .cache/filecoin-c2 in the checkout; its files
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 C2_CACHE = ROOT / ".cache" / "filecoin-c2"
 
 
