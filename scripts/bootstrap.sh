@@ -17,7 +17,7 @@ fi
 if [ -f package.json ]; then
   stamp_npm=$(sha256sum package.json | cut -c1-16)
   if [ "$(cat node_modules/.cuzk-stamp 2>/dev/null)" != "$stamp_npm" ]; then
-    echo "[bootstrap] installing npm tools (snarkjs, circom2)"
+    echo "[bootstrap] installing npm tools (snarkjs, circom2, circomlib, solc)"
     npm install --no-audit --no-fund --silent
     echo "$stamp_npm" > node_modules/.cuzk-stamp
   fi
