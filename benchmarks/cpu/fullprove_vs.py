@@ -137,7 +137,7 @@ def bench(curve: str, k: int, runs: int, cache: Path, seed: int, tools: list[str
     out = Path(tempfile.mkdtemp(prefix="fullprove-"))
     case: dict = {"curve": curve, "log2_domain": k, "constraints": cvs.mul_chain_n(k),
                   "zkey_mib": (d / "circuit.zkey").stat().st_size / 2**20,
-                  "loadavg": [os.getloadavg()[0]], "runs": {t: [] for t in tools}}
+                  "loadavg": [list(os.getloadavg())], "runs": {t: [] for t in tools}}
     # one untimed run each: our key cache and wasm cache, groth16py's page cache
     for t in tools:
         run_tool(t, d, out)
@@ -147,7 +147,7 @@ def bench(curve: str, k: int, runs: int, cache: Path, seed: int, tools: list[str
             case["runs"][t].append({"seconds": s, "peak_rss_mib": rss, "verified": ok,
                                     **({"prove_call_s": inner} if inner is not None else {})})
             print(f"  [{curve} 2^{k}] {t:10s} {s:7.3f} s  rss {rss:6.0f} MiB  ok={ok}", flush=True)
-    case["loadavg"].append(os.getloadavg()[0])
+    case["loadavg"].append(list(os.getloadavg()))  # (1, 5, 15 min) before and after
     med = {t: statistics.median(r["seconds"] for r in case["runs"][t]) for t in tools}
     case["median_s"] = med
     case["cuzk_speedup"] = {t: med[t] / med["cuzk"] for t in tools if t != "cuzk"}

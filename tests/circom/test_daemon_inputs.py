@@ -65,5 +65,13 @@ def test_inputs_json_jobs(curve: str, circom_artifact, tmp_path: Path,
                     "--out", str(out), "--snarkjs", "--no-progress"]) == 0
         assert (out / "proof_0.bin").exists()
         assert snarkjs.groth16_verify(art.vk_json, out / "public_0.json", out / "proof_0.json")
+        # `cuzk await` on a job submitted earlier writes the same files
+        with d.client() as c:
+            job = c.submit("circom", [other]).job_id
+        out = tmp_path / "await"
+        assert cli(["await", "--address", d.grpc, job, "--out", str(out), "--snarkjs",
+                    "--no-progress"]) == 0
+        assert snarkjs.groth16_verify(art.vk_json, out / "public_0.json", out / "proof_0.json")
+        assert json.loads((out / "public_0.json").read_text())[-1] == other["pub_k"]
     finally:
         assert d.term() == 0, d.log()
