@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import CURVES
 
+from cuzk.cli import main as cli
 from cuzk.curves import get_curve
 from cuzk.formats.snarkjs_json import read_proof_json, read_public_json, read_vk_json
 from cuzk.groth16.verifier import explain, verify
@@ -178,6 +179,18 @@ def test_groth16_verify_agrees_with_snarkjs(curve: str, circom_artifact, rng: ra
     inf = Proof(curve=c, a=np.zeros_like(proof.a), b=proof.b, c=proof.c)
     assert _native_code(vk, public, inf) == 1
     assert read_public_json(art.public_json) == public
+
+    # the same points as proof.json files: `cuzk groth16 verify` and snarkjs both say invalid
+    (bx0, bx1), (by0, by1) = off
+    for tag, bad in (("a_off_curve", dict(good, pi_a=["1", "1", "1"])),
+                     ("b_off_subgroup", dict(good, pi_b=[[str(bx0), str(bx1)],
+                                                         [str(by0), str(by1)], ["1", "0"]])),
+                     ("a_infinity", dict(good, pi_a=["0", "1", "0"]))):
+        f = _dump(tmp_path / f"{tag}.json", bad)
+        assert cli(["groth16", "verify", str(art.vk_json), str(art.public_json), str(f)]) == 1, tag
+        assert not snarkjs.groth16_verify(art.vk_json, art.public_json, f), tag
+    assert cli(["groth16", "verify", str(art.vk_json), str(art.public_json),
+                str(art.proof_json)]) == 0
 
 
 @pytest.mark.parametrize("curve", CURVES)
