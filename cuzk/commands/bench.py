@@ -34,6 +34,8 @@ class JobOutcome:
     timings: dict[str, float]
     partition_gpu_ms: list[float]
     error: str = ""
+    # each partition's transfer inventory (local runs: from its GPU_END), as the analysis reads it
+    partition_transfers: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +69,14 @@ class BatchResult:
             "partition_gpu_ms": ({"mean": round(statistics.fmean(gpu), 1), "min": round(min(gpu), 1),
                                   "max": round(max(gpu), 1), "n": len(gpu)} if gpu else {}),
         }
+        xfer = [p for j in good for p in j.partition_transfers if p.transfers]
+        if xfer:
+            out["partition_transfer_bytes_mean"] = {
+                k: round(statistics.fmean(p.transfers.get(k, 0) for p in xfer))
+                for k in ("key", "witness", "result", "control")}
+            ms = sum(sum(p.transfer_ms.values()) for p in xfer)
+            out["transfer_gbps"] = round(sum(p.transfer_bytes for p in xfer) / ms / 1e6, 3) \
+                if ms > 0 else None
         errors = sorted({j.error for j in self.jobs if not j.ok})
         if errors:
             out["errors"] = errors[:5]
@@ -119,9 +129,17 @@ class _LocalTarget:
         except (KeyError, ValueError) as exc:
             return JobOutcome(False, {}, [], str(exc))
         res = self.engine.await_job(jid)
-        gpu = [float(e.detail["ms"]) for e in self.engine.timeline.events(jid)
-               if e.event == "GPU_END" and "ms" in e.detail]
-        return JobOutcome(res.state == JobState.COMPLETED, dict(res.timings), gpu, res.error or "")
+        from cuzk.tools import timeline as tl
+
+        ends = [e for e in self.engine.timeline.events(jid) if e.event == "GPU_END"]
+        gpu = [float(e.detail["ms"]) for e in ends if "ms" in e.detail]
+        xfer = []
+        for e in ends:
+            p = tl.PartitionPhases(jid, int(e.detail.get("partition", "0")))
+            tl.read_transfers(p, e.detail)
+            xfer.append(p)
+        return JobOutcome(res.state == JobState.COMPLETED, dict(res.timings), gpu, res.error or "",
+                          xfer)
 
     def close(self) -> None:
         self.engine.stop(drain=False)
@@ -155,7 +173,7 @@ def run_batch(target: Any, circuit: str, count: int, concurrency: int, partition
     return result
 
 
-def format_batch(r: BatchResult, label: str = "") -> str:
+def format_batch(r: BatchResult, label: str = "", transfers: bool = True) -> str:
     s = r.summary()
     lines = [f"{label}{s['ok']}/{s['jobs']} jobs × {s['partitions']} partition(s), concurrency "
              f"{s['concurrency']}: wall {s['wall_s']:.2f} s"]
@@ -169,6 +187,11 @@ def format_batch(r: BatchResult, label: str = "") -> str:
         g = s["partition_gpu_ms"]
         lines.append(f"  GPU time per partition: mean {g['mean']:.0f} ms (min {g['min']:.0f}, "
                      f"max {g['max']:.0f}, {g['n']} partitions)")
+    if transfers:
+        from cuzk.tools import timeline as tl
+
+        parts = [p for j in r.jobs if j.ok for p in j.partition_transfers]
+        lines += ["  " + line for line in tl.format_transfers(parts, max_partitions=20)]
     for e in s.get("errors", []):
         lines.append(f"  error: {e}")
     return "\n".join(lines)
