@@ -5,8 +5,12 @@
 
 `batch` runs COUNT jobs, CONCURRENCY of them in flight at once, against a running daemon (a
 client like any other) or, with --local, an engine in this process built from the same config.
-It prints seconds per proof, the phase breakdown and per-partition GPU time. `sweep` restarts a
-local engine for every combination of the given config values and tabulates/plots the results.
+It prints seconds per proof, the phase breakdown, per-partition GPU time and (local runs on a
+device backend) each partition's transfer inventory. `sweep` restarts a local engine for every
+combination of the given config values (any engine knob: partition_workers,
+gpu_workers_per_device, synthesis_concurrency, synthesis_threads, gpu_threads, synthesis_cpus,
+gpu_cpus, ...; "|" separates values that hold commas) and tabulates/plots the results, with a
+waterfall PNG per point beside the plot.
 Jobs send a fresh random seed per partition, so the circuit must have a witness generator
 (a synthetic circuit).
 """
@@ -24,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from cuzk.backends.transfers import format_bytes
 
 PHASES = ("queue_wait_ms", "srs_load_ms", "synthesis_ms", "gpu_ms", "total_ms")
 
@@ -291,7 +297,8 @@ def _parse_sweep(items: list[str]) -> list[tuple[str, list[str]]]:
             raise ConfigError(f"sweep {item!r}: expected KEY=V1,V2,...")
         key, vals = item.split("=", 1)
         resolve_key(key.strip())  # fail early on a typo
-        values = [v.strip() for v in vals.split(",") if v.strip()]
+        # "|" separates values that hold commas themselves (core lists: 0-3,8|4-7)
+        values = [v.strip() for v in vals.split("|" if "|" in vals else ",") if v.strip()]
         if not values:
             raise ConfigError(f"sweep {item!r}: no values")
         out.append((key.strip(), values))
@@ -320,31 +327,53 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"cuzk bench sweep: {exc}", file=sys.stderr)
             return 2
         target = _LocalTarget(conf)
+        label = " ".join(overrides)
         try:
             if not args.no_preload:
                 target.preload(args.circuit)
             r = run_batch(target, args.circuit, args.count, args.concurrency, parts)
+            waterfall = _point_waterfall(target, args.png, len(rows), label)
         finally:
             target.close()
-        label = " ".join(overrides)
-        print(format_batch(r, label=f"[{label}] "), flush=True)
-        rows.append({"settings": dict(zip([k for k, _ in axes], combo, strict=True)), **r.summary()})
+        print(format_batch(r, label=f"[{label}] ", transfers=False), flush=True)
+        if waterfall:
+            print(f"  waterfall: {waterfall}", flush=True)
+        rows.append({"settings": dict(zip([k for k, _ in axes], combo, strict=True)),
+                     **r.summary(), "waterfall": waterfall})
 
     keys = [k for k, _ in axes]
     print()
-    header = "  ".join(f"{k:>22}" for k in keys) + f"  {'s/proof':>9} {'proofs/s':>9} {'gpu ms/part':>11} {'ok':>5}"
+    header = "  ".join(f"{k:>22}" for k in keys) + (f"  {'s/proof':>9} {'proofs/s':>9} "
+                                                     f"{'gpu ms/part':>11} {'xfer/part':>10} {'ok':>5}")
     print(header)
     for row in rows:
         g = row["partition_gpu_ms"].get("mean", float("nan")) if row["partition_gpu_ms"] else float("nan")
         spp = row["s_per_proof"] if row["s_per_proof"] is not None else float("nan")
         pps = row["proofs_per_s"] if row["proofs_per_s"] is not None else float("nan")
+        xfer = row.get("partition_transfer_bytes_mean")
+        xfer_txt = format_bytes(sum(xfer.values())) if xfer else "-"
         print("  ".join(f"{row['settings'][k]:>22}" for k in keys)
-              + f"  {spp:>9.3f} {pps:>9.2f} {g:>11.0f} {row['ok']:>2}/{row['jobs']:<2}")
+              + f"  {spp:>9.3f} {pps:>9.2f} {g:>11.0f} {xfer_txt:>10} {row['ok']:>2}/{row['jobs']:<2}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     _plot_sweep(rows, keys, args.png)
     print(f"plot: {args.png}")
     return 0 if all(r["ok"] == r["jobs"] for r in rows) else 1
+
+
+def _point_waterfall(target: _LocalTarget, png: str, i: int, label: str) -> str:
+    """The point's waterfall next to the sweep's plot (<plot>-<i>.png), from the engine's own
+    TIMELINE; "" when it has none."""
+    from cuzk.tools import timeline as tl
+
+    events = target.engine.timeline.events()
+    if not events:
+        return ""
+    rep = tl.analyze(events)
+    p = Path(png)
+    path = str(p.with_name(f"{p.stem}-{i}{p.suffix or '.png'}"))
+    tl.waterfall_png(rep, path, title=f"{label}: {rep.verdict.split(' (')[0]}")
+    return path
 
 
 def _plot_sweep(rows: list[dict[str, Any]], keys: list[str], path: str) -> None:

@@ -110,6 +110,8 @@ def _choice(*options: str) -> Callable[[Any], str]:
 
 def _cpus(v: Any) -> str:
     # a core list such as "0-11" or "0-3,8": the pool's threads are pinned there (Linux)
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        v = str(v)  # one core (a --set override's 3 reads as a number)
     if not isinstance(v, str):
         raise ValueError('expected a core list such as "0-11" or "0-3,8" ("" = not pinned)')
     pools.valid_cpus(v)
