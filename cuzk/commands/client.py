@@ -252,7 +252,7 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"refs {k.get('ref_count', 0)}")
     for name, pool in (eng.get("pools") or {}).items():
         n = int(pool.get("threads", 0))
-        size = f"{n} threads" if n else "a thread per core"
+        size = f"{n} thread{'s' if n != 1 else ''}" if n else "a thread per core"
         print(f"  pool {name:<9} {size} per native call, cores {pool.get('cpus') or 'any'}")
     if eng:
         print(f"  buffered partitions {eng.get('buffered_partitions', 0)} "
