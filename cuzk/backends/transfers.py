@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 KINDS = ("key", "witness", "result", "control")
+PENDING_MAX = 20_000  # copies whose device events the totals still wait for
 H2D, D2H = "h2d", "d2h"
 
 Seconds = Callable[[], "float | None"]  # a copy's time, None while its events are pending
@@ -148,22 +149,29 @@ class Totals:
             t.bytes += c.nbytes
             if c.seconds is None and callable(c._seconds):
                 self._pending.append(c)
+                if len(self._pending) >= PENDING_MAX:  # nobody reads the totals: stay bounded
+                    self._resolve()
             elif c.seconds is not None:
                 t.seconds += c.seconds
                 t.timed_bytes += c.nbytes
 
+    def _resolve(self) -> None:
+        """Count the pending copies whose time is known now (self._lock held); keep the rest,
+        at most half of PENDING_MAX (a copy whose events never complete is not timed)."""
+        still = []
+        for c in self._pending:
+            s = c.seconds
+            if s is None:
+                still.append(c)
+                continue
+            t = self._t[(c.kind, c.direction, c.memory)]
+            t.seconds += s
+            t.timed_bytes += c.nbytes
+        self._pending = still[-(PENDING_MAX // 2):]
+
     def snapshot(self) -> dict[tuple[str, str, str], KindTotal]:
         with self._lock:
-            still = []
-            for c in self._pending:
-                s = c.seconds
-                if s is None:
-                    still.append(c)
-                    continue
-                t = self._t[(c.kind, c.direction, c.memory)]
-                t.seconds += s
-                t.timed_bytes += c.nbytes
-            self._pending = still[-10_000:]
+            self._resolve()
             return {k: KindTotal(v.copies, v.bytes, v.seconds, v.timed_bytes)
                     for k, v in self._t.items()}
 
