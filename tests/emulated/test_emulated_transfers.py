@@ -106,3 +106,35 @@ def test_pinned_copies_are_timed_by_events(cuda_host_kernels, circuit: Synthetic
     assert after.bytes - (before.bytes if before else 0) == w.nbytes
     d = inv.detail()
     assert d["xfer_witness_bytes"] == 2 * w.nbytes and d["xfer_pageable_bytes"] == w.nbytes
+
+
+def test_the_engine_reports_each_partitions_copies(cuda_host_kernels, circuit: SyntheticCircuit,
+                                                   pk: ProvingKey) -> None:  # fmt: skip
+    """The engine on CudaBackend (constraints evaluated on the device, the key resident): each
+    GPU_END carries the partition's inventory: its witness up, in pinned memory (the leased
+    buffer), the five sums back, none of the key."""
+    from cuzk.engine import CircuitSpec, Engine, EngineConfig, JobRequest, JobState, PartitionInput
+
+    be = EmulatedCudaBackend(cuda_host_kernels)
+    cfg = EngineConfig(devices=["cuda:0"], backend="cuda", warm_up=False, msm_tables=False,
+                       gpu_workers_per_device=1, partition_workers=1)
+    eng = Engine(cfg, backends={"cuda:0": be}).start()
+    try:
+        eng.register_circuit("emu", CircuitSpec(key=pk, witness_fn=circuit.witness_fn()))
+        jid = eng.submit(JobRequest("xfer", "emu", [PartitionInput(inputs={"seed": s})
+                                                    for s in (5, 6)]))
+        res = eng.await_job(jid, timeout=600)
+        assert res.state == JobState.COMPLETED, res.error
+        assert eng.evaluates_on_device(pk)
+    finally:
+        eng.stop()
+    ends = [e.detail for e in eng.timeline.events(jid) if e.event == "GPU_END"]
+    assert len(ends) == 2
+    for d in ends:
+        assert int(d["xfer_witness_bytes"]) == pk.n_vars * FR
+        assert int(d["xfer_result_bytes"]) == _sums(pk)
+        assert "xfer_key_bytes" not in d
+        # the witness went up pinned; the sums and the small reads between kernels pageable
+        total = int(d["xfer_h2d_bytes"]) + int(d["xfer_d2h_bytes"])
+        assert int(d["xfer_pageable_bytes"]) == total - pk.n_vars * FR
+    be.check_emulation()
