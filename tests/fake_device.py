@@ -16,6 +16,11 @@ Operations recorded, with the fields a hook receives and `calls(op)` returns:
   evaluate_r1cs       rows                   run_concurrently  tasks, width
   g1_msm, g2_msm      points, rows, tabled, kept, thread
   release, release_tables  arrays
+
+Its copies go through the transfer inventory (cuzk.backends.transfers) as the CUDA backend's
+do: a partition's vectors up (`witness`), a key's queries up when kept or when an MSM reads
+one that is not kept or is streamed from pinned memory (`key`), every MSM sum back (`result`).
+Arrays it returned (to_device, evaluate_r1cs, groth16_h) count as on the device.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from cuzk.backends import transfers
 from cuzk.backends.base import Backend, DeviceBackend, Kept
 from cuzk.backends.cpu import CpuBackend
 from cuzk.groth16 import qap
@@ -86,6 +93,7 @@ class FakeDevice(CpuBackend):
         self._tables: IdentityCache[int] = IdentityCache()
         self._matrices: IdentityCache[int] = IdentityCache()
         self._copies: IdentityCache[np.ndarray] = IdentityCache()  # to_device(keep=True)
+        self._device_arrays: dict[int, weakref.ref] = {}  # what it returned, by id
         self._cpu = CpuBackend()
 
     # --- what tests ask -------------------------------------------------------------------
@@ -176,10 +184,42 @@ class FakeDevice(CpuBackend):
             pooled = any(arr is p for p in self.allocated)
         self._op("to_device", arr=arr, rows=int(arr.shape[0]), keep=keep, pooled=pooled,
                  addr=int(np.asarray(arr).__array_interface__["data"][0]))
-        if not keep:
-            return np.array(arr, copy=True)
-        hit = self._copies.get(arr)
-        return hit if hit is not None else self._copies.put(arr, np.array(arr, copy=True))
+        hit = self._copies.get(arr) if keep else None
+        if hit is not None:
+            return hit
+        if self.on_device(arr):  # a device-side copy: nothing crosses
+            out = self._device(np.array(arr, copy=True))
+        else:
+            with transfers.timed("key" if keep else "witness", transfers.H2D,
+                                 int(arr.nbytes), pooled):  # fmt: skip
+                out = self._device(np.array(arr, copy=True))
+        return self._copies.put(arr, out) if keep else out
+
+    def on_device(self, x: Any) -> bool:
+        """Whether x (or the array it views) is one the fake returned as a device array."""
+        while isinstance(x, np.ndarray):
+            ref = self._device_arrays.get(id(x))
+            if ref is not None and ref() is x:
+                return True
+            x = x.base
+        return False
+
+    def _device(self, arr: np.ndarray) -> np.ndarray:
+        with self._lock:
+            self._device_arrays[id(arr)] = weakref.ref(arr)
+            if len(self._device_arrays) > 4096:  # forget the dead
+                self._device_arrays = {k: r for k, r in self._device_arrays.items()
+                                       if r() is not None}
+        return arr
+
+    def _up(self, kind: str, arr: Any, pinned: bool = False) -> None:
+        """An array an operation reads, copied up unless on the device already."""
+        if not self.on_device(arr):
+            transfers.record(kind, transfers.H2D, int(np.asarray(arr).nbytes), pinned, 0.0)
+
+    def _back(self, out: np.ndarray) -> np.ndarray:
+        transfers.record("result", transfers.D2H, int(out.nbytes), False, 0.0)
+        return out
 
     # --- device memory ----------------------------------------------------------------------
 
@@ -211,6 +251,7 @@ class FakeDevice(CpuBackend):
     def keep_on_device(self, points: np.ndarray) -> int:
         nbytes = self.resident_bytes(points)
         self._op("keep_on_device", points=points, bytes=nbytes)
+        transfers.record("key", transfers.H2D, nbytes, False, 0.0)
         how = Kept.LIVE_BASES if self._live_bases(points) else Kept.DEVICE
         self._kept.put(points, (how, nbytes))
         return nbytes
@@ -247,6 +288,7 @@ class FakeDevice(CpuBackend):
                 continue
             for x in (m.indptr, m.indices, m.values):
                 self._op("keep_matrix", array=x, rows=len(x))
+                transfers.record("key", transfers.H2D, int(x.nbytes), False, 0.0)
                 self._matrices.put(x, int(x.nbytes))
                 total += int(x.nbytes)
         return total
@@ -268,7 +310,15 @@ class FakeDevice(CpuBackend):
 
     def evaluate_r1cs(self, r1cs: Any, w: Any, domain_size: int) -> tuple[Any, Any, Any]:
         self._op("evaluate_r1cs", rows=int(domain_size))
-        return qap.evaluate(r1cs, np.asarray(w), self._cpu, domain_size)
+        self._up("witness", w)
+        a, b, c = qap.evaluate(r1cs, np.asarray(w), self._cpu, domain_size)
+        return tuple(x if x is None else self._device(x) for x in (a, b, c))  # type: ignore[return-value]
+
+    def groth16_h(self, curve: Any, a: Any, b: Any, c: Any, omega: int, shift: int,
+                  coefficients: bool) -> Any:  # fmt: skip
+        for v in (a, b, c):
+            self._up("witness", v)
+        return self._device(super().groth16_h(curve, a, b, c, omega, shift, coefficients))
 
     def fr_mul(self, curve: Any, a: Any, b: Any) -> Any:
         return qap.fr_mul_arrays(curve, a, b)
@@ -278,15 +328,21 @@ class FakeDevice(CpuBackend):
 
     def g1_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         self._msm("g1_msm", points, scalars)
-        return super().g1_msm(curve, np.asarray(points), np.asarray(scalars))
+        return self._back(super().g1_msm(curve, np.asarray(points), np.asarray(scalars)))
 
     def g2_msm(self, curve: Any, points: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         self._msm("g2_msm", points, scalars)
-        return super().g2_msm(curve, np.asarray(points), np.asarray(scalars))
+        return self._back(super().g2_msm(curve, np.asarray(points), np.asarray(scalars)))
 
     def _msm(self, op: str, points: Any, scalars: Any) -> None:
+        kept = self.kept_as(points)
         self._op(op, points=points, rows=int(scalars.shape[0]), tabled=self.has_table(points),
-                 kept=self.kept_as(points), thread=threading.get_ident())
+                 kept=kept, thread=threading.get_ident())
+        if kept is Kept.HOST:  # streamed up from pinned memory by every MSM
+            transfers.record("key", transfers.H2D, int(points.nbytes), True, 0.0)
+        elif kept is None and points not in self._copies:
+            self._up("key", points)
+        self._up("witness", scalars)
 
     def g1_msm_tasks(self, curve: Any, point_sets: Sequence[Any],
                      scalars: Any) -> list[Callable[[], Any]]:
@@ -302,7 +358,7 @@ class FakeDevice(CpuBackend):
         out: list[Any] = [None] * len(tasks)
         again: list[int] = []
         with ThreadPoolExecutor(width) as pool:
-            futures = [pool.submit(t) for t in tasks]
+            futures = [pool.submit(transfers.run_in_context(t)) for t in tasks]
             for i, f in enumerate(futures):
                 try:
                     out[i] = f.result()

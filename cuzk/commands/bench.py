@@ -5,8 +5,12 @@
 
 `batch` runs COUNT jobs, CONCURRENCY of them in flight at once, against a running daemon (a
 client like any other) or, with --local, an engine in this process built from the same config.
-It prints seconds per proof, the phase breakdown and per-partition GPU time. `sweep` restarts a
-local engine for every combination of the given config values and tabulates/plots the results.
+It prints seconds per proof, the phase breakdown, per-partition GPU time and (local runs on a
+device backend) each partition's transfer inventory. `sweep` restarts a local engine for every
+combination of the given config values (any engine knob: partition_workers,
+gpu_workers_per_device, synthesis_concurrency, synthesis_threads, gpu_threads, synthesis_cpus,
+gpu_cpus, ...; "|" separates values that hold commas) and tabulates/plots the results, with a
+waterfall PNG per point beside the plot.
 Jobs send a fresh random seed per partition, so the circuit must have a witness generator
 (a synthetic circuit).
 """
@@ -25,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuzk.backends.transfers import format_bytes
+
 PHASES = ("queue_wait_ms", "srs_load_ms", "synthesis_ms", "gpu_ms", "total_ms")
 
 
@@ -34,6 +40,8 @@ class JobOutcome:
     timings: dict[str, float]
     partition_gpu_ms: list[float]
     error: str = ""
+    # each partition's transfer inventory (local runs: from its GPU_END), as the analysis reads it
+    partition_transfers: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +75,14 @@ class BatchResult:
             "partition_gpu_ms": ({"mean": round(statistics.fmean(gpu), 1), "min": round(min(gpu), 1),
                                   "max": round(max(gpu), 1), "n": len(gpu)} if gpu else {}),
         }
+        xfer = [p for j in good for p in j.partition_transfers if p.transfers]
+        if xfer:
+            out["partition_transfer_bytes_mean"] = {
+                k: round(statistics.fmean(p.transfers.get(k, 0) for p in xfer))
+                for k in ("key", "witness", "result", "control")}
+            ms = sum(sum(p.transfer_ms.values()) for p in xfer)
+            out["transfer_gbps"] = round(sum(p.transfer_bytes for p in xfer) / ms / 1e6, 3) \
+                if ms > 0 else None
         errors = sorted({j.error for j in self.jobs if not j.ok})
         if errors:
             out["errors"] = errors[:5]
@@ -119,9 +135,17 @@ class _LocalTarget:
         except (KeyError, ValueError) as exc:
             return JobOutcome(False, {}, [], str(exc))
         res = self.engine.await_job(jid)
-        gpu = [float(e.detail["ms"]) for e in self.engine.timeline.events(jid)
-               if e.event == "GPU_END" and "ms" in e.detail]
-        return JobOutcome(res.state == JobState.COMPLETED, dict(res.timings), gpu, res.error or "")
+        from cuzk.tools import timeline as tl
+
+        ends = [e for e in self.engine.timeline.events(jid) if e.event == "GPU_END"]
+        gpu = [float(e.detail["ms"]) for e in ends if "ms" in e.detail]
+        xfer = []
+        for e in ends:
+            p = tl.PartitionPhases(jid, int(e.detail.get("partition", "0")))
+            tl.read_transfers(p, e.detail)
+            xfer.append(p)
+        return JobOutcome(res.state == JobState.COMPLETED, dict(res.timings), gpu, res.error or "",
+                          xfer)
 
     def close(self) -> None:
         self.engine.stop(drain=False)
@@ -155,7 +179,7 @@ def run_batch(target: Any, circuit: str, count: int, concurrency: int, partition
     return result
 
 
-def format_batch(r: BatchResult, label: str = "") -> str:
+def format_batch(r: BatchResult, label: str = "", transfers: bool = True) -> str:
     s = r.summary()
     lines = [f"{label}{s['ok']}/{s['jobs']} jobs × {s['partitions']} partition(s), concurrency "
              f"{s['concurrency']}: wall {s['wall_s']:.2f} s"]
@@ -169,6 +193,11 @@ def format_batch(r: BatchResult, label: str = "") -> str:
         g = s["partition_gpu_ms"]
         lines.append(f"  GPU time per partition: mean {g['mean']:.0f} ms (min {g['min']:.0f}, "
                      f"max {g['max']:.0f}, {g['n']} partitions)")
+    if transfers:
+        from cuzk.tools import timeline as tl
+
+        parts = [p for j in r.jobs if j.ok for p in j.partition_transfers]
+        lines += ["  " + line for line in tl.format_transfers(parts, max_partitions=20)]
     for e in s.get("errors", []):
         lines.append(f"  error: {e}")
     return "\n".join(lines)
@@ -268,7 +297,8 @@ def _parse_sweep(items: list[str]) -> list[tuple[str, list[str]]]:
             raise ConfigError(f"sweep {item!r}: expected KEY=V1,V2,...")
         key, vals = item.split("=", 1)
         resolve_key(key.strip())  # fail early on a typo
-        values = [v.strip() for v in vals.split(",") if v.strip()]
+        # "|" separates values that hold commas themselves (core lists: 0-3,8|4-7)
+        values = [v.strip() for v in vals.split("|" if "|" in vals else ",") if v.strip()]
         if not values:
             raise ConfigError(f"sweep {item!r}: no values")
         out.append((key.strip(), values))
@@ -297,31 +327,53 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"cuzk bench sweep: {exc}", file=sys.stderr)
             return 2
         target = _LocalTarget(conf)
+        label = " ".join(overrides)
         try:
             if not args.no_preload:
                 target.preload(args.circuit)
             r = run_batch(target, args.circuit, args.count, args.concurrency, parts)
+            waterfall = _point_waterfall(target, args.png, len(rows), label)
         finally:
             target.close()
-        label = " ".join(overrides)
-        print(format_batch(r, label=f"[{label}] "), flush=True)
-        rows.append({"settings": dict(zip([k for k, _ in axes], combo, strict=True)), **r.summary()})
+        print(format_batch(r, label=f"[{label}] ", transfers=False), flush=True)
+        if waterfall:
+            print(f"  waterfall: {waterfall}", flush=True)
+        rows.append({"settings": dict(zip([k for k, _ in axes], combo, strict=True)),
+                     **r.summary(), "waterfall": waterfall})
 
     keys = [k for k, _ in axes]
     print()
-    header = "  ".join(f"{k:>22}" for k in keys) + f"  {'s/proof':>9} {'proofs/s':>9} {'gpu ms/part':>11} {'ok':>5}"
+    header = "  ".join(f"{k:>22}" for k in keys) + (f"  {'s/proof':>9} {'proofs/s':>9} "
+                                                     f"{'gpu ms/part':>11} {'xfer/part':>10} {'ok':>5}")
     print(header)
     for row in rows:
         g = row["partition_gpu_ms"].get("mean", float("nan")) if row["partition_gpu_ms"] else float("nan")
         spp = row["s_per_proof"] if row["s_per_proof"] is not None else float("nan")
         pps = row["proofs_per_s"] if row["proofs_per_s"] is not None else float("nan")
+        xfer = row.get("partition_transfer_bytes_mean")
+        xfer_txt = format_bytes(sum(xfer.values())) if xfer else "-"
         print("  ".join(f"{row['settings'][k]:>22}" for k in keys)
-              + f"  {spp:>9.3f} {pps:>9.2f} {g:>11.0f} {row['ok']:>2}/{row['jobs']:<2}")
+              + f"  {spp:>9.3f} {pps:>9.2f} {g:>11.0f} {xfer_txt:>10} {row['ok']:>2}/{row['jobs']:<2}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     _plot_sweep(rows, keys, args.png)
     print(f"plot: {args.png}")
     return 0 if all(r["ok"] == r["jobs"] for r in rows) else 1
+
+
+def _point_waterfall(target: _LocalTarget, png: str, i: int, label: str) -> str:
+    """The point's waterfall next to the sweep's plot (<plot>-<i>.png), from the engine's own
+    TIMELINE; "" when it has none."""
+    from cuzk.tools import timeline as tl
+
+    events = target.engine.timeline.events()
+    if not events:
+        return ""
+    rep = tl.analyze(events)
+    p = Path(png)
+    path = str(p.with_name(f"{p.stem}-{i}{p.suffix or '.png'}"))
+    tl.waterfall_png(rep, path, title=f"{label}: {rep.verdict.split(' (')[0]}")
+    return path
 
 
 def _plot_sweep(rows: list[dict[str, Any]], keys: list[str], path: str) -> None:

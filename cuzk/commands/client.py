@@ -250,6 +250,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     for k in st.get("loaded_srs", []):
         print(f"  key {k['circuit_id']:<20} {k.get('tier', 'HOT')} {int(k.get('size_bytes', 0)) / 2**20:.1f} MiB "
               f"refs {k.get('ref_count', 0)}")
+    for name, pool in (eng.get("pools") or {}).items():
+        n = int(pool.get("threads", 0))
+        size = f"{n} thread{'s' if n != 1 else ''}" if n else "a thread per core"
+        print(f"  pool {name:<9} {size} per native call, cores {pool.get('cpus') or 'any'}")
     if eng:
         print(f"  buffered partitions {eng.get('buffered_partitions', 0)} "
               f"(max {eng.get('buffered_partitions_max', 0)}, bound {eng.get('buffered_partitions_bound', 0)})")

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuzk.engine import pools
 from cuzk.settings import ConfigError
 
 _BACKENDS = ("auto", "cpu", "cuda", "reference")
@@ -17,6 +18,8 @@ _ALIASES = {
     "gpus.devices": "devices",
     "gpus.gpu_workers_per_device": "gpu_workers_per_device",
     "gpus.gpu_threads": "gpu_threads",
+    "gpus.cpus": "gpu_cpus",
+    "synthesis.cpus": "synthesis_cpus",
     "gpus.msm_tables": "msm_tables",
     "gpus.msm_table_reserve_bytes": "msm_table_reserve_bytes",
     "gpus.warm_up": "warm_up",
@@ -38,6 +41,9 @@ class EngineConfig:
     gpu_workers_per_device: int = 2
     gpu_threads: int = 0  # threads of the kernel backend on a CPU device (0 = all)
     synthesis_threads: int = 0  # threads of native synthesis calls (0 = all)
+    # Core lists ("0-11,16") the two pools pin their threads to (pools.py); "" = not pinned.
+    gpu_cpus: str = ""
+    synthesis_cpus: str = ""
     partition_workers: int = 2  # partitions synthesized at once
     # Where a, b, c = A·w, B·w, C·w are computed: "host" (partition workers, CPU) or "device"
     # (GPU workers, before the device lock; partition workers then only make witnesses);
@@ -79,6 +85,8 @@ class EngineConfig:
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ConfigError(f"{name} must be a bool, got {v!r}")
+        for name in ("gpu_cpus", "synthesis_cpus"):
+            pools.check_cpus(name, getattr(self, name))
         if self.evaluate_on not in _EVALUATE_ON:
             raise ConfigError(f"evaluate_on must be one of {_EVALUATE_ON}, got {self.evaluate_on!r}")
         if self.backend not in _BACKENDS:
@@ -119,6 +127,15 @@ class EngineConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def synthesis_pool(self) -> pools.CpuPool:
+        return pools.CpuPool("synthesis", self.synthesis_threads,
+                             pools.parse_cpus(self.synthesis_cpus))
+
+    @property
+    def gpu_pool(self) -> pools.CpuPool:
+        return pools.CpuPool("gpu", self.gpu_threads, pools.parse_cpus(self.gpu_cpus))
 
     @property
     def buffered_partitions_bound(self) -> int:

@@ -61,12 +61,13 @@ class Devices:
                 devices = [f"cuda:{i}" for i in range(cuda_device_count())] if name == "cuda" \
                     else []
                 devices = devices or ["cpu"]
-            self.backends = {d: device_backend(name, d, config.gpu_threads) for d in devices}
+            self.backends = {d: device_backend(name, d, config.gpu_pool.native_threads)
+                             for d in devices}  # fmt: skip
         self.names = list(self.backends)
         host = "reference" if name == "reference" else ("cpu" if _native_ok() else "reference")
-        self.synthesis_backend = synthesis_backend or host_backend(host,
-                                                                   config.synthesis_threads)
-        self.g2_backend = host_backend(host, config.gpu_threads)
+        self.synthesis_backend = synthesis_backend or host_backend(
+            host, config.synthesis_pool.native_threads)
+        self.g2_backend = host_backend(host, config.gpu_pool.native_threads)
         self.locks = {d: DeviceLock(d, self._timeline) for d in self.names}
 
     def device_backends(self) -> list[tuple[str, DeviceBackend]]:

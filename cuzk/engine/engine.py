@@ -39,8 +39,9 @@ from cuzk.engine.hot_key import HotKeys, resolve_evaluate_on
 from cuzk.engine.jobs import Jobs
 from cuzk.engine.memory import MemoryPolicy
 from cuzk.engine.phases import Phases, ProverPhases
+from cuzk.engine.pools import format_cpus
 from cuzk.engine.srs import KeyTier, SrsManager
-from cuzk.engine.status import EngineStatus, LockStatus
+from cuzk.engine.status import EngineStatus, LockStatus, PoolStatus
 from cuzk.engine.synthesis_worker import SynthesisWorker
 from cuzk.engine.timeline import DeviceLock, Timeline
 from cuzk.engine.types import JobState, PartitionInput
@@ -110,7 +111,13 @@ class Engine:
         return self
 
     def _spawn(self, w: Worker, target: Callable[[Worker], None]) -> None:
-        w.thread = threading.Thread(target=target, args=(w,), name=f"cuzk-{w.name}", daemon=True)
+        pool = self.config.synthesis_pool if w.kind == "synthesis" else self.config.gpu_pool
+
+        def run(w: Worker) -> None:
+            pool.pin()  # before any native call: its threads inherit the pool's cores
+            target(w)
+
+        w.thread = threading.Thread(target=run, args=(w,), name=f"cuzk-{w.name}", daemon=True)
         self._workers.append(w)
         w.thread.start()
 
@@ -300,4 +307,6 @@ class Engine:
             locks={d: LockStatus(lk.stats.acquisitions, round(lk.stats.held_ms, 3),
                                  round(lk.stats.wait_ms, 3))
                    for d, lk in self._devices.locks.items()},
+            pools={p.name: PoolStatus(p.native_threads, format_cpus(p.cpus))
+                   for p in (self.config.synthesis_pool, self.config.gpu_pool)},
         )

@@ -2,6 +2,8 @@
 
     upload (device backends, the worker's own stream, ahead of the device lock; with
     evaluate_on device the witness, then a, b, c evaluated and checked there)
+    (every copy of the upload and the region is counted in the partition's transfer
+    inventory, cuzk.backends.transfers, and reported with GPU_END)
     → device lock: kernels (h and the MSMs on the device's kernel stream)
     → lock released: CPU G2 MSM (g2_on_cpu) → assemble with fresh r, s (host backend)
     → encode → verify-after-prove
@@ -16,6 +18,7 @@ import contextlib
 import functools
 from typing import Any
 
+from cuzk.backends import transfers
 from cuzk.backends.base import is_device_backend
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.device_key import DeviceKey
@@ -86,7 +89,10 @@ class GpuWorker:
             return
         pk = job.pk
         key = self._device_key(job, backend)
-        dev_syn, t_acq = self._upload(w, item, backend, lock, key)
+        # every host<->device copy of the partition, reported with GPU_END
+        inv = transfers.Inventory()
+        with transfers.counting(inv):
+            dev_syn, t_acq = self._upload(w, item, backend, lock, key)
         region = self._memory.kernel_region(w.device, backend, key, job.job_id, idx)
         try:
             # Kernel region: the only code under the device lock (with the upload when the
@@ -96,10 +102,11 @@ class GpuWorker:
             self._timeline.emit("GPU_START", job.job_id, t_ms=t_acq, partition=idx,
                                 worker=w.name, device=w.device)
             w.stage = "kernel region"
-            outputs = region.run(functools.partial(self._kernels, w, pk, dev_syn, backend))
+            with transfers.counting(inv):
+                outputs = region.run(functools.partial(self._kernels, w, pk, dev_syn, backend))
         finally:
             if t_acq is not None:
-                self._end_region(w, job, idx, lock, t_acq, region.retries)
+                self._end_region(w, job, idx, lock, t_acq, region.retries, inv)
         del dev_syn
         if job.finished:
             return
@@ -163,9 +170,10 @@ class GpuWorker:
         return outputs
 
     def _end_region(self, w: Worker, job: Job, idx: int, lock: DeviceLock, t_acq: float,
-                    retries: int) -> None:
+                    retries: int, inv: transfers.Inventory) -> None:
         t_rel = lock.release(w.name, t_acq)
-        extra = {"oom_retries": retries} if retries else {}
+        extra: dict[str, object] = {"oom_retries": retries} if retries else {}
+        extra.update(inv.detail())
         self._timeline.emit("GPU_END", job.job_id, t_ms=t_rel, partition=idx, worker=w.name,
                             device=w.device, ms=t_rel - t_acq, **extra)
         self._timeline.span(Span("lock", t_acq, t_rel, w.name, w.device, job.job_id, idx))

@@ -31,6 +31,15 @@ class LockStatus:
 
 
 @dataclass(frozen=True)
+class PoolStatus:
+    """A CPU thread pool (pools.py): native threads per call (0: every core) and the cores
+    its threads are pinned to ("": any)."""
+
+    threads: int
+    cpus: str
+
+
+@dataclass(frozen=True)
 class KeyStatus:
     """A registered key: its tier and, when HOT on devices, how it is kept there."""
 
@@ -91,6 +100,7 @@ class EngineStatus:
     host_buffers: HostBufferStatus
     keys: list[KeyStatus]
     locks: dict[str, LockStatus]
+    pools: dict[str, PoolStatus] = field(default_factory=dict)  # "synthesis", "gpu"
 
     def key(self, circuit_id: str) -> KeyStatus | None:
         return next((k for k in self.keys if k.circuit_id == circuit_id), None)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.backends import get_backend
+from cuzk.backends import get_backend, transfers
 from cuzk.backends.base import Backend, alloc_host, is_device_backend
 from cuzk.groth16 import qap
 from cuzk.groth16.errors import UnsatisfiedConstraint
@@ -63,7 +63,8 @@ def _backend(backend: Backend | str | None) -> Backend:
 
 
 def _host(x: Any) -> Any:
-    return x if x is None or isinstance(x, np.ndarray) else x.get()
+    """A device result on the host, counted in the transfer inventory."""
+    return transfers.fetch(x)
 
 
 # with_public_rows builds new CSR arrays when the key's matrices lack the public-input rows;

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuzk.engine import pools
 from cuzk.settings import ConfigError
 
 DEFAULT_PORT = 9820
@@ -107,6 +108,16 @@ def _choice(*options: str) -> Callable[[Any], str]:
     return p
 
 
+def _cpus(v: Any) -> str:
+    # a core list such as "0-11" or "0-3,8": the pool's threads are pinned there (Linux)
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        v = str(v)  # one core (a --set override's 3 reads as a number)
+    if not isinstance(v, str):
+        raise ValueError('expected a core list such as "0-11" or "0-3,8" ("" = not pinned)')
+    pools.valid_cpus(v)
+    return v
+
+
 def _str_list(v: Any) -> list[str]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError("expected a list of strings")
@@ -175,6 +186,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "devices": (_devices, "auto"),
         "gpu_workers_per_device": (_int(1, 64), 2),
         "gpu_threads": (_int(0), 0),
+        "cpus": (_cpus, ""),
         "g2_on_cpu": (_bool, False),
         "msm_tables": (_bool, True),
         "msm_table_reserve_bytes": (parse_size, 16 * 2**30),
@@ -183,6 +195,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     },
     "synthesis": {
         "threads": (_int(0), 0),
+        "cpus": (_cpus, ""),
         "partition_workers": (_int(1, 1024), 2),
         "evaluate_on": (_choice("auto", "host", "device"), "auto"),
     },
@@ -209,12 +222,14 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "devices": ("gpus", "devices"),
     "gpu_workers_per_device": ("gpus", "gpu_workers_per_device"),
     "gpu_threads": ("gpus", "gpu_threads"),
+    "gpu_cpus": ("gpus", "cpus"),
     "g2_on_cpu": ("gpus", "g2_on_cpu"),
     "msm_tables": ("gpus", "msm_tables"),
     "msm_table_reserve_bytes": ("gpus", "msm_table_reserve_bytes"),
     "warm_up": ("gpus", "warm_up"),
     "backend": ("gpus", "backend"),
     "synthesis_threads": ("synthesis", "threads"),
+    "synthesis_cpus": ("synthesis", "cpus"),
     "partition_workers": ("synthesis", "partition_workers"),
     "evaluate_on": ("synthesis", "evaluate_on"),
     "synthesis_concurrency": ("pipeline", "synthesis_concurrency"),

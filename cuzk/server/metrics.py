@@ -16,6 +16,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from cuzk.backends import transfers
 from cuzk.server import store as st
 
 if TYPE_CHECKING:
@@ -75,11 +76,34 @@ class _Live(Collector):
         yield jobs
 
 
+class Transfers(Collector):
+    """The transfer inventory's process-wide totals (cuzk.backends.transfers): copies,
+    bytes and seconds by kind (key, witness, result, control), direction and memory."""
+
+    def collect(self) -> Iterator:
+        labels = ["kind", "direction", "memory"]
+        copies = CounterMetricFamily("cuzk_transfer_copies", "Host<->device copies", labels=labels)
+        nbytes = CounterMetricFamily("cuzk_transfer_bytes", "Bytes copied between host and device",
+                                     labels=labels)
+        secs = CounterMetricFamily("cuzk_transfer_seconds", "Time of the copies whose time is "
+                                   "known (device events for pinned copies, the host clock for "
+                                   "pageable ones)", labels=labels)
+        for (kind, direction, memory), t in sorted(transfers.TOTALS.snapshot().items()):
+            key = [kind, direction, memory]
+            copies.add_metric(key, t.copies)
+            nbytes.add_metric(key, t.bytes)
+            secs.add_metric(key, t.seconds)
+        yield copies
+        yield nbytes
+        yield secs
+
+
 class Metrics:
     def __init__(self, service: ProvingService) -> None:
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         self.registry.register(_Live(service))
+        self.registry.register(Transfers())
         self.submitted = Counter("cuzk_jobs_submitted", "Jobs accepted", registry=self.registry)
         self.finished = Counter("cuzk_jobs_finished", "Jobs finished", ["circuit", "state"],
                                 registry=self.registry)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cuzk.backends.transfers import KINDS, format_bytes
 from cuzk.engine.timeline import TimelineEvent, parse_line
 
 # Busy fraction of the GPU kernel region, over the window in which GPU work was possible, at
@@ -34,6 +35,15 @@ class PartitionPhases:
     worker: str = ""
     device: str = ""
     synth_slot: int = -1
+    # the transfer inventory GPU_END reports (cuzk.backends.transfers): bytes and ms per kind
+    transfers: dict[str, int] = field(default_factory=dict)
+    transfer_ms: dict[str, float] = field(default_factory=dict)
+    pageable_bytes: int = 0
+    slowest: tuple[str, str, int, float] | None = None  # kind, memory, bytes, ms
+
+    @property
+    def transfer_bytes(self) -> int:
+        return sum(self.transfers.values())
 
     @staticmethod
     def _d(a: float | None, b: float | None) -> float | None:
@@ -197,6 +207,8 @@ def analyze(events: list[TimelineEvent], segment: int = -1) -> Report:
             p.worker = ev.detail["worker"]
         if "device" in ev.detail and ev.event.startswith("GPU_") and ev.event != "GPU_QUEUE":
             p.device = ev.detail["device"]
+        if ev.event == "GPU_END":
+            read_transfers(p, ev.detail)
 
     parts = [p for j in jobs.values() for p in j.partitions.values()]
     synth = [(p.synth_start, p.synth_end, p) for p in parts
@@ -231,6 +243,62 @@ def analyze(events: list[TimelineEvent], segment: int = -1) -> Report:
     first, last = min(times), max(times)
     verdict, reasons = _verdict(parts, devices, slots, last - first)
     return Report(jobs, devices, slots, last - first, first, verdict, reasons, len(segs))
+
+
+def read_transfers(p: PartitionPhases, d: dict[str, str]) -> None:
+    """p's transfer inventory from its GPU_END detail (xfer_* fields)."""
+    try:
+        for kind in KINDS:
+            if f"xfer_{kind}_bytes" in d:
+                p.transfers[kind] = int(d[f"xfer_{kind}_bytes"])
+                p.transfer_ms[kind] = float(d.get(f"xfer_{kind}_ms", "0"))
+        p.pageable_bytes = int(d.get("xfer_pageable_bytes", "0"))
+        if "xfer_slowest" in d:
+            kind, memory, nbytes, ms = d["xfer_slowest"].split(":")
+            p.slowest = (kind, memory, int(nbytes), float(ms))
+    except ValueError:
+        return  # a malformed field: the rest of the line still counts
+
+
+def _gbps(nbytes: float, ms: float) -> str:
+    return f"{nbytes / ms / 1e6:.2f}" if ms > 0 else "-"
+
+
+def format_transfers(r: Report | list[PartitionPhases], max_partitions: int = 200,
+                     slowest: int = 5) -> list[str]:  # fmt: skip
+    """The per-partition transfer table (bytes per kind, pageable share, copy time and
+    achieved GB/s) and the slowest copies; nothing when no partition reported copies."""
+    given = r.partitions if isinstance(r, Report) else r
+    parts = sorted((p for p in given if p.transfers),
+                   key=lambda p: (p.synth_start or 0.0, p.partition))
+    if not parts:
+        return []
+    out = ["transfers per partition (bytes; GB/s over the copies' own time)",
+           f"{'job':<14} {'part':>4} " + " ".join(f"{k:>10}" for k in KINDS)
+           + f" {'pageable':>10} {'copy ms':>8} {'GB/s':>6}"]
+    for p in parts[:max_partitions]:
+        ms = sum(p.transfer_ms.values())
+        out.append(f"{p.job_id[:14]:<14} {p.partition:>4} "
+                   + " ".join(f"{format_bytes(p.transfers.get(k, 0)):>10}" for k in KINDS)
+                   + f" {format_bytes(p.pageable_bytes):>10} {ms:>8.2f} "
+                   f"{_gbps(p.transfer_bytes, ms):>6}")
+    if len(parts) > max_partitions:
+        out.append(f"... {len(parts) - max_partitions} more partitions")
+    n = len(parts)
+    total = sum(p.transfer_bytes for p in parts)
+    out.append(f"mean per partition: {format_bytes(total / n)} ("
+               + ", ".join(f"{k} {format_bytes(sum(p.transfers.get(k, 0) for p in parts) / n)}"
+                           for k in KINDS)  # fmt: skip
+               + f"), of it pageable {format_bytes(sum(p.pageable_bytes for p in parts) / n)}")
+    worst = sorted((p for p in parts if p.slowest is not None),
+                   key=lambda p: -p.slowest[3])[:slowest]  # type: ignore[index]
+    if worst:
+        out.append("slowest copies:")
+        for p in worst:
+            kind, memory, nbytes, ms = p.slowest  # type: ignore[misc]
+            out.append(f"  {ms:8.3f} ms  {format_bytes(nbytes):>10} {kind:<8} {memory:<8} "
+                       f"{_gbps(nbytes, ms):>6} GB/s  job {p.job_id[:14]} partition {p.partition}")
+    return out
 
 
 def _verdict(
@@ -290,6 +358,9 @@ def format_report(r: Report, max_partitions: int = 200) -> str:
     if len(parts) > max_partitions:
         out.append(f"... {len(parts) - max_partitions} more partitions")
     out.append("")
+    xfer = format_transfers(r, max_partitions)
+    if xfer:
+        out += [*xfer, ""]
     for d in r.devices.values():
         gaps = sorted(d.idle_gaps, key=lambda g: g[0] - g[1])[:5]
         gap_txt = ", ".join(f"{b - a:.0f} ms at {a - r.first_ms:.0f}" for a, b in gaps) or "none"

@@ -57,3 +57,26 @@ def test_bench_local_and_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert all(r["ok"] == 2 for r in rows)
     assert sweep_png.read_bytes()[:4] == b"\x89PNG"
     assert cli(["bench", "sweep", "no_such_knob=1,2", "--config", str(cfg), "--circuit", "tiny-any"]) == 2
+
+
+def test_sweep_over_synthesis_concurrency_and_pool_sizes(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The seeds' experiments are one command each: synthesis_concurrency and the two pools'
+    sizes (and core lists, "|"-separated) as sweep axes, a waterfall PNG per point."""
+    cfg = write_config(tmp_path)
+    png = tmp_path / "sweep.png"
+    rows_json = tmp_path / "sweep.json"
+    assert cli(["bench", "sweep", "synthesis_concurrency=1,2", "synthesis_threads=1,2",
+                "gpu_threads=1", "synthesis_cpus=0|0-1", "--config", str(cfg),
+                "--circuit", "tiny-any", "-c", "2", "-j", "2", "--png", str(png),
+                "--json", str(rows_json)]) == 0
+    rows = json.loads(rows_json.read_text())
+    assert [(r["settings"]["synthesis_concurrency"], r["settings"]["synthesis_threads"],
+             r["settings"]["synthesis_cpus"]) for r in rows] == [
+        (sc, t, c) for sc in ("1", "2") for t in ("1", "2") for c in ("0", "0-1")]
+    assert all(r["ok"] == 2 for r in rows)
+    for i, r in enumerate(rows):
+        assert r["waterfall"] == str(tmp_path / f"sweep-{i}.png")
+        assert Path(r["waterfall"]).read_bytes()[:4] == b"\x89PNG"
+    out = capsys.readouterr().out
+    assert "synthesis_concurrency" in out and "xfer/part" in out

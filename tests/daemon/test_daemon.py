@@ -98,7 +98,11 @@ def test_cli_verbs(daemon: DaemonProc, tmp_path: Path, rng: random.Random,
     assert cli(["status", *a, job_id]) == 0
     assert "COMPLETED" in capsys.readouterr().out
     assert cli(["status", *a]) == 0
-    assert "queue gpu" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "queue gpu" in out
+    # each CPU pool's size and cores (the fixture's config pins neither)
+    assert "pool synthesis a thread per core per native call, cores any" in out
+    assert "pool gpu       a thread per core per native call, cores any" in out
     assert cli(["preload", *a, "tiny-any"]) == 0
     assert cli(["evict", *a, "nope"]) == 1
     assert "unknown circuit_id 'nope'" in capsys.readouterr().err

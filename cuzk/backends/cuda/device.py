@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backends import transfers
 from cuzk.backends.cuda.modules import KernelSource
 from cuzk.backends.cuda.tuning import Tuning
 
@@ -73,23 +74,42 @@ class Device:
     def is_pinned(self, arr: np.ndarray) -> bool:
         return is_pinned(self.cp, arr)
 
-    def upload(self, arr: Any, dtype: Any = np.uint64) -> Any:
+    def upload(self, arr: Any, dtype: Any = np.uint64, kind: str = "witness") -> Any:
         """A device copy of a host array; pinned memory is copied asynchronously on the current
-        stream (the caller keeps arr unchanged until that stream has passed this point)."""
+        stream (the caller keeps arr unchanged until that stream has passed this point). The
+        copy is counted as `kind` in the transfer inventory."""
         cp = self.cp
         host = np.ascontiguousarray(arr, dtype=dtype)
         if host.size and self.is_pinned(host):
             dev = cp.empty(host.shape, dtype=host.dtype)
-            dev.set(host, stream=cp.cuda.get_current_stream())
+            stream = cp.cuda.get_current_stream()
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            dev.set(host, stream=stream)
+            end.record(stream)
+            transfers.record(kind, transfers.H2D, host.nbytes, True,
+                             transfers.event_timer(cp, start, end))
             return dev
-        return cp.asarray(host)
+        with transfers.timed(kind, transfers.H2D, host.nbytes, False):
+            return cp.asarray(host)
 
-    def to_device(self, arr: Any, dtype: Any = np.uint64) -> Any:
+    def to_device(self, arr: Any, dtype: Any = np.uint64, kind: str = "witness") -> Any:
         """A C-contiguous device array: a device array passes through, a host one is uploaded."""
         if self.is_device_array(arr):
             return self.cp.ascontiguousarray(arr, dtype=dtype)
-        return self.upload(arr, dtype)
+        return self.upload(arr, dtype, kind)
+
+    def download(self, dev: Any, kind: str = "result") -> np.ndarray:
+        """dev on the host (a blocking copy into pageable memory), counted as `kind`; the
+        stream's earlier work is waited for first, so the time is the copy's."""
+        self.cp.cuda.get_current_stream().synchronize()
+        with transfers.timed(kind, transfers.D2H, int(dev.nbytes), False):
+            return self.cp.asnumpy(dev)
+
+    def read(self, dev: Any) -> np.ndarray:
+        """A small read the host steers kernels by (counts, a sample): a `control` copy."""
+        return self.download(dev, "control")
 
     def out(self, like: Any, dev: Any) -> Any:
         """dev as the caller gave its input: on the device, or brought to the host."""
-        return dev if self.is_device_array(like) else self.cp.asnumpy(dev)
+        return dev if self.is_device_array(like) else self.download(dev)

@@ -18,7 +18,7 @@ def fixed_base_mul(device: Device, c: Curve, group: int, base: Any, scalars: Any
     out = cp.empty(shape, dtype=cp.uint64)
     if n == 0:
         return out
-    b = device.to_device(base).reshape(2 * fw)
+    b = device.to_device(base, kind="key").reshape(2 * fw)
     sc = device.to_device(scalars).reshape(n, 4)
     device.kernels(c, "aux", group)["fixed_base_mul"](grid(n, 128), (128,), (b, sc, u32(n), out))
     return out

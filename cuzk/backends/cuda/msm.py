@@ -73,16 +73,17 @@ def task_runs(cp: Any, counts: Any, nb: int, T: int) -> tuple[Any, Any]:
     return full_off, cp.argsort(key).astype(cp.uint32)
 
 
-def dense_fraction(cp: Any, sc: Any, n: int, rank: Any = None, sample: int = 4096) -> float:
+def dense_fraction(dev: Device, sc: Any, n: int, rank: Any = None, sample: int = 4096) -> float:
     """Fraction of the scalars above 1 (of bases the sort keeps: rank), from an evenly strided
     sample (one small read)."""
     if n == 0:
         return 1.0
+    cp = dev.cp
     step = max(1, n // sample)
-    h = cp.ascontiguousarray(sc[::step][:sample]).get()
+    h = dev.read(cp.ascontiguousarray(sc[::step][:sample]))
     big = (h[:, 1:] != 0).any(axis=1) | (h[:, 0] > 1)
     if rank is not None:
-        big &= cp.ascontiguousarray(rank[::step][:sample]).get() != NO_ROW
+        big &= dev.read(cp.ascontiguousarray(rank[::step][:sample])) != NO_ROW
     return float(np.count_nonzero(big)) / h.shape[0]
 
 
@@ -161,7 +162,7 @@ class Msm:
             dense = t.msm_dense
             if dense is None:
                 sampled = sc is not None and group == 2
-                dense = dense_fraction(self.device.cp, sc, n, rank) if sampled else 1.0
+                dense = dense_fraction(self.device, sc, n, rank) if sampled else 1.0
             cw = msm_plan.choose_window(n, c.fr_r_bits, group, dense)
         return msm_plan.plain_windows(cw, c.fr_r_bits, n)
 
@@ -178,7 +179,7 @@ class Msm:
         marks("histogram")
         off = cp.zeros(w.nb + 1, dtype=cp.uint32)
         cp.cumsum(counts, dtype=cp.uint32, out=off[1:])
-        total, maxcnt = (int(v) for v in cp.stack([off[-1], counts.max()]).get())
+        total, maxcnt = (int(v) for v in self.device.read(cp.stack([off[-1], counts.max()])))
         marks("scan")
         cursor = off[: w.nb].copy()
         entries = cp.empty(max(total, 1), dtype=cp.uint32)
@@ -245,7 +246,7 @@ class Msm:
                     ntasks = (counts + (Tl - 1)) // Tl
                 toff = cp.zeros(nb + 1, dtype=cp.uint32)
                 cp.cumsum(ntasks, dtype=cp.uint32, out=toff[1:])
-                nt = int(toff[-1].get())
+                nt = int(self.device.read(toff[-1]))
                 part = cp.empty((nt, xw), dtype=cp.uint64)
                 if first:
                     g = grid((total + Tl - 1) // Tl if flat else nt, ab)
@@ -271,8 +272,8 @@ class Msm:
         if group in t.msm_host_finish:
             # the windows' Horner chain on a host core (one device thread is slow for G2's
             # windows); the read-back waits for this stream only
-            win = cp.asnumpy(seg).reshape((w.nwr, 4) + point_shape(c, group)[1:])
-            out = cp.asarray(_native_horner(c, group, win, w.c))
+            win = self.device.read(seg).reshape((w.nwr, 4) + point_shape(c, group)[1:])
+            out = self.device.upload(_native_horner(c, group, win, w.c), kind="control")
         else:
             out = cp.empty(point_shape(c, group), dtype=cp.uint64)
             mod["msm_finish"]((1,), (1,), (seg, u32(w.nwr), i32(w.c), out))
@@ -321,7 +322,7 @@ class Msm:
             oc = (counts + 1) // 2
             out_off = cp.zeros(nb + 1, dtype=cp.uint32)
             cp.cumsum(oc, dtype=cp.uint32, out=out_off[1:])
-            total = int(out_off[-1].get())
+            total = int(self.device.read(out_off[-1]))
             m = (total + K - 1) // K
             need = (total * pw + 2 * m * fw) * 8
             if need + AFF_FREE > self.device.free_bytes():

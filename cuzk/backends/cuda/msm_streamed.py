@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cuzk.backends import transfers
 from cuzk.backends.cuda.device import Device
 from cuzk.backends.cuda.msm_plan import point_shape
 from cuzk.backends.cuda.tuning import STREAM_ROWS_MIN
@@ -59,9 +60,13 @@ class StreamedMsm:
             (i0, m), b = chunks[k], k % len(bufs)
             with copy:
                 copy.wait_event(freed[b])
+                start = cp.cuda.Event()
+                start.record(copy)
                 bufs[b][:m].set(host[i0 : i0 + m], stream=copy)
-                ev = cp.cuda.Event(disable_timing=True)
+                ev = cp.cuda.Event()  # timing on: it also times the copy
                 ev.record(copy)
+            transfers.record("key", transfers.H2D, m * width * 8, True,
+                             transfers.event_timer(cp, start, ev))
             up.append(ev)
 
         mod = self.device.kernels(c, "msm", group)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backends import transfers
 from cuzk.backends.cuda.device import Device
 from cuzk.backends.cuda.launch import BLOCK, NULL, grid, i32, u32
 from cuzk.backends.cuda.modules import NTT_TILE_RADICES
@@ -71,7 +72,8 @@ class FrConsts:
     def mont(self, values: list[int]) -> Any:
         r, R = self.c.r, self.R
         buf = b"".join(((v % r) * R % r).to_bytes(32, "little") for v in values)
-        return self.cp.asarray(np.frombuffer(buf, dtype=np.uint64).reshape(len(values), 4))
+        with transfers.timed("control", transfers.H2D, len(buf), False):
+            return self.cp.asarray(np.frombuffer(buf, dtype=np.uint64).reshape(len(values), 4))
 
     def scalar(self, v: int) -> Any:
         key = ("s", v % self.c.r)

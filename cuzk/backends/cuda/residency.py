@@ -110,17 +110,19 @@ class Residency:
 
     # -- copies ------------------------------------------------------------------------------
 
-    def to_device(self, arr: Any, keep: bool = False, dtype: Any = np.uint64) -> Any:
+    def to_device(self, arr: Any, keep: bool = False, dtype: Any = np.uint64,
+                  kind: str | None = None) -> Any:  # fmt: skip
         """A C-contiguous device copy of arr (a device array passes through); keep=True keeps
         it for as long as the host array lives, so later calls skip the transfer (kept or not:
-        an array shorter than KEEP_MIN that a caller chose to keep is found too)."""
+        an array shorter than KEEP_MIN that a caller chose to keep is found too). The copy
+        counts as `kind` (default: a kept array is a key's, any other a proof's input)."""
         dev = self.device
         if dev.is_device_array(arr):
             return dev.cp.ascontiguousarray(arr, dtype=dtype)
         hit = self._copies.get(arr)
         if hit is not None:
             return hit
-        out = dev.upload(arr, dtype)
+        out = dev.upload(arr, dtype, kind or ("key" if keep else "witness"))
         if keep:
             self._copies.put(arr, out)
         return out
@@ -128,7 +130,7 @@ class Residency:
     def bases(self, points: Any, width: int = -1) -> Any:
         """points as device rows of `width` words, a long array kept on the device."""
         n = int(points.shape[0])
-        return self.to_device(points, keep=n >= KEEP_MIN).reshape(n, width)
+        return self.to_device(points, keep=n >= KEEP_MIN, kind="key").reshape(n, width)
 
     def live_copy(self, points: Any) -> LiveBases | None:
         return None if self.device.is_device_array(points) else self._live.get(points)
@@ -190,13 +192,13 @@ class Residency:
             return hit.nbytes
         src, keep, dead = self._live_split(points)
         if keep is None:
-            return int(self.to_device(points, keep=True).nbytes)
+            return int(self.to_device(points, keep=True, kind="key").nbytes)
         for cache in (self._copies, self._tables, self._masks):
             cache.pop(points)
         cp = self.device.cp
-        pts = self.device.upload(np.take(src, keep, axis=0), np.uint64)
+        pts = self.device.upload(np.take(src, keep, axis=0), np.uint64, "key")
         live = cp.zeros(src.shape[0], dtype=bool)
-        live[cp.asarray(keep)] = True
+        live[self.device.upload(keep, keep.dtype, "key")] = True
         entry = self._live.put(points, LiveBases(pts, self.ranks(live, True), dead))
         return entry.nbytes
 
@@ -215,7 +217,7 @@ class Residency:
         if keep is not None:
             pinned = dev.alloc_host((keep.size, src.shape[1]))
             np.take(src, keep, axis=0, out=pinned, mode="clip")  # clip: unbuffered
-            idx = dev.cp.asarray(keep.astype(np.int32))
+            idx = dev.upload(keep, np.int32, "key")
         else:
             pinned = src if src.size == 0 or dev.is_pinned(src) else dev.alloc_host(src.shape)
             if pinned is not src:

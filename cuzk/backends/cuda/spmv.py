@@ -24,8 +24,9 @@ class Spmv:
         key's matrices are), and found there once kept."""
         big = len(indices) >= KEEP_MIN if keep is None else keep
         to = self.residency.to_device
-        return (to(indptr, keep=big, dtype=np.int64), to(indices, keep=big, dtype=np.int64),
-                to(values, keep=big).reshape(-1, 4))  # fmt: skip
+        return (to(indptr, keep=big, dtype=np.int64, kind="key"),
+                to(indices, keep=big, dtype=np.int64, kind="key"),
+                to(values, keep=big, kind="key").reshape(-1, 4))  # fmt: skip
 
     def matvec_into(self, c: Curve, mat: tuple[Any, Any, Any], dw: Any, out: Any) -> None:
         """out[:m] = M·w for M = (indptr, indices, values) with m rows; dw on the device."""

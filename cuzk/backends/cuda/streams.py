@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
+from cuzk.backends import transfers
 from cuzk.backends.cuda import errors
 from cuzk.backends.cuda.device import Device
 
@@ -96,7 +97,8 @@ class Streams:
 
         # A task starts once a stream is idle: the caller takes one before submitting it, so
         # the tasks start in order (the first, the region's longest chain, first).
-        futures = [self._pool.submit(run, t, idle.get()) for t in tasks]
+        # run_in_context: each task's copies count in the caller's transfer inventory
+        futures = [self._pool.submit(transfers.run_in_context(run), t, idle.get()) for t in tasks]
         wait(futures)  # all finish (or fail) before any error is raised
         results = []
         for task, f in zip(tasks, futures, strict=True):

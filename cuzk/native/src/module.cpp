@@ -12,6 +12,7 @@ void register_poseidon(py::module_& m);  // bind_poseidon.cpp
 void register_sdr(py::module_& m);       // bind_sdr.cpp
 void register_witness(py::module_& m);   // bind_witness.cpp
 void register_pairing(py::module_& m);   // bind_pairing.cpp
+void register_threads(py::module_& m);   // bind_threads.cpp
 }  // namespace cuzk
 
 PYBIND11_MODULE(_native, m) {
@@ -25,4 +26,5 @@ PYBIND11_MODULE(_native, m) {
     cuzk::register_sdr(m);
     cuzk::register_witness(m);
     cuzk::register_pairing(m);
+    cuzk::register_threads(m);
 }
