@@ -101,6 +101,7 @@ class ClusterService(ProvingService):
         self.address = ""
         self.fenced = 0  # results rejected because this node had lost the lease
         self.partitions_committed = 0
+        self.abandoned = 0  # running partitions dropped because their job ended elsewhere
         self._parts: dict[tuple[str, int], _Part] = {}
         self._inputs: OrderedDict[str, list[PartitionInput]] = OrderedDict()
         self._wake = threading.Event()
@@ -251,6 +252,7 @@ class ClusterService(ProvingService):
         out["node_id"] = self.node_id
         out["fenced_results"] = self.fenced
         out["partitions_committed_here"] = self.partitions_committed
+        out["partitions_abandoned_here"] = self.abandoned
         return out
 
     def pending(self) -> int:
@@ -459,6 +461,7 @@ class ClusterService(ProvingService):
             hits = [p for (j, _), p in self._parts.items() if j in ended]
             for p in hits:
                 p.cancelled = True
+            self.abandoned += len(hits)
             for j in ended:
                 self._inputs.pop(j, None)
         for p in hits:
