@@ -414,9 +414,9 @@ class ClusterService(ProvingService):
                 log.exception("job-done hook failed")
 
     def _with_store(self, fn: Any, *args: Any) -> Any:
-        """Run a store call, retrying while the database is away, for up to one lease (past
-        that the claim is lost anyway); None if it never came back."""
-        deadline = time.monotonic() + self.lease_s
+        """Run a store call, again while the database is away (a result computed meanwhile is
+        still committed when it returns, unless fencing refuses it); None if this node stops
+        first. The partition keeps its slot, and its lease renewed, until then."""
         while True:
             try:
                 out = fn(*args)
@@ -424,17 +424,17 @@ class ClusterService(ProvingService):
                 return out
             except st.StoreUnavailable as exc:
                 self._store_away(exc)
-                if time.monotonic() > deadline or self._halt.is_set():
+                if self._halt.wait(min(self.poll_s, 0.5)):
                     return None
-                time.sleep(min(self.poll_s, 0.5))
 
     # --- heartbeat, reaper, notifications ------------------------------------------------------
 
     def _heartbeat(self) -> None:
-        self.pg.renew(self.node_id, self.lease_s)
         with self._lock:
-            running = len(self._parts)
-            jobs = sorted({j for j, _ in self._parts})
+            held = sorted(self._parts)
+            running = len(held)
+            jobs = sorted({j for j, _ in held})
+        self.pg.renew(self.node_id, self.lease_s, held)
         self.pg.heartbeat(self.node_id, self.address, sorted(self.circuits), self._hot(),
                           max(0, self.engine.buffered_bound - running), running)
         self._cancel_local(self.pg.terminal_jobs(jobs))

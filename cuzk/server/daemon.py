@@ -27,7 +27,7 @@ from cuzk.server.grpc_server import build_server
 from cuzk.server.http import HttpEndpoint
 from cuzk.server.metrics import Metrics
 from cuzk.server.service import ProvingService, ServiceError
-from cuzk.server.store import open_store
+from cuzk.server.store import StoreUnavailable, open_store
 from cuzk.settings import ConfigError
 
 log = logging.getLogger("cuzk.server")
@@ -102,7 +102,14 @@ class Daemon:
             raise ConfigError(f"{c.source}: {exc}") from None
         for key in ("listen", "http_listen"):
             check_unix_free(d[key])
-        self.store = open_store(c["store"], c.store_path())
+        try:
+            self.store = open_store(c["store"], c.store_path())
+        except StoreUnavailable as exc:
+            raise ConfigError(f"{c.source}: [store] dsn: {exc} (is PostgreSQL running and "
+                              "reachable from here?)") from None
+        except ImportError as exc:
+            raise ConfigError(f"{c.source}: [store] backend = \"postgres\" needs psycopg "
+                              f"(pip install 'psycopg[binary]'): {exc}") from None
         removed = self.store.cleanup(c["store"]["retention"])
         if removed:
             log.info("store: removed %d job(s) past retention", removed)

@@ -180,3 +180,62 @@ def test_paused_daemon_is_fenced(tmp_path: Path, dsn: str, stop_all: list) -> No
     vc = (ca if victim is a else cb).status()["engine"]["cluster"]
     # its stale attempt was either refused at commit or dropped when it saw the job done
     assert vc["fenced_results"] + vc["partitions_abandoned_here"] >= 1, vc
+
+
+def test_affinity_follows_hot_keys(tmp_path: Path, dsn: str, stop_all: list) -> None:
+    a, b = start_cluster(tmp_path, dsn, 2, cold_claim_delay=0.5)
+    stop_all += [a, b]
+    ca, cb = a.client(), b.client()
+    ca.preload("tiny")  # HOT on node0 only
+    time.sleep(LEASE_S / 2)  # one heartbeat publishes it
+    first = [cb.submit("tiny", _seeds(2, 700 + k)).job_id for k in range(2)]
+    for j in first:
+        assert ca.await_proof(j, timeout=60).ok
+    owners = {r[0] for r in _rows(dsn, "SELECT owner FROM cuzk_partitions WHERE job_id = ANY(%s)",
+                                  first)}
+    assert owners == {"node0"}
+    a.kill9()  # the partitions of "tiny" move to node1 once node0 stops heartbeating
+    s = _seeds(2, 800)
+    res = cb.prove("tiny", s, timeout=60)
+    _check(res, s)
+    owners = {r[0] for r in _rows(dsn, "SELECT owner FROM cuzk_partitions WHERE job_id = %s",
+                                  res.job_id)}
+    assert owners == {"node1"}
+
+
+def test_database_outage_then_cluster_restart(tmp_path: Path, dsn: str, stop_all: list) -> None:
+    from cuzk.server.client import ClientError
+
+    a, b = start_cluster(tmp_path, dsn, 2)
+    stop_all += [a, b]
+    ca, cb = a.client(), b.client()
+    jobs = {}
+    for k in range(6):
+        s = _seeds(4, 900 + k)
+        jobs[(ca, cb)[k % 2].submit("tiny-any", s).job_id] = s
+    srv = pg_harness.server()
+    srv.stop()
+    try:
+        with pytest.raises(ClientError) as err:
+            ca.submit("tiny-any", [1])
+        assert err.value.code.name == "UNAVAILABLE"
+        time.sleep(2 * LEASE_S)
+        assert a.proc.poll() is None and b.proc.poll() is None  # no daemon exits
+    finally:
+        srv.start()
+    for j, s in jobs.items():
+        _check(cb.await_proof(j, timeout=120), s)
+
+    # The whole cluster killed with jobs unfinished, then started again: they finish, and the
+    # jobs finished before can still be awaited.
+    later = {}
+    for k in range(4):
+        s = _seeds(4, 950 + k)
+        later[ca.submit("tiny-any", s).job_id] = s
+    a.kill9()
+    b.kill9()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda p: p.start(), (a, b)))
+    ca, cb = a.client(), b.client()
+    for j, s in {**jobs, **later}.items():
+        _check(ca.await_proof(j, timeout=120), s)

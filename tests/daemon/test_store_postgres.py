@@ -18,7 +18,7 @@ from cuzk.settings import ConfigError
 
 pytest.importorskip("psycopg")
 from cuzk.server.store import migrations  # noqa: E402
-from cuzk.server.store.postgres import PostgresJobStore  # noqa: E402
+from cuzk.server.store.postgres import Claim, PostgresJobStore  # noqa: E402
 
 
 @pytest.fixture
@@ -29,11 +29,8 @@ def pg() -> PostgresJobStore:
 
 
 def _claim(s: PostgresJobStore, node: str, lease: float = 30.0, hot: list[str] | None = None,
-           served: list[str] | None = None, cold: float = 0.0) -> st_claim:
+           served: list[str] | None = None, cold: float = 0.0) -> Claim | None:
     return s.claim(node, served or ["c"], hot if hot is not None else ["c"], [], lease, cold, 10.0)
-
-
-st_claim = object  # annotation alias: a Claim or None
 
 
 def test_interface_like_sqlite(pg: PostgresJobStore, tmp_path: Path) -> None:
@@ -109,7 +106,8 @@ def test_claim_order_prefers_hot_then_priority(pg: PostgresJobStore) -> None:
 def test_lease_expiry_reaper_and_fencing(pg: PostgresJobStore) -> None:
     rec, _ = pg.insert("r", "c", 1, 1, b"x")
     a = _claim(pg, "A", lease=0.3)
-    assert pg.renew("A", 0.3) == 1
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx)]) == 1
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx + 1)]) == 0  # renews only what it works on
     time.sleep(0.5)
     assert pg.reap(max_attempts=3) == (1, 0)  # A's lease expired: back in the queue
     b = _claim(pg, "B")

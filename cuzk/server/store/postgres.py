@@ -352,12 +352,18 @@ class PostgresJobStore:
 
         return self._retry(tx)
 
-    def renew(self, node: str, lease_s: float) -> int:
-        """Extend every lease `node` holds, in one statement; returns how many it holds."""
+    def renew(self, node: str, lease_s: float, held: list[tuple[str, int]]) -> int:
+        """Extend the leases of the partitions `node` is working on (`held`: (job_id, idx)),
+        in one statement; returns how many it still holds. Only those: a claim whose answer
+        was lost, or a result that could not be committed, must not stay leased forever."""
+        if not held:
+            return 0
         with self._conn() as conn:
             cur = conn.execute(
                 "UPDATE cuzk_partitions SET lease_expires = now() + make_interval(secs => %s)"
-                " WHERE owner = %s AND state = 'running'", (float(lease_s), node))
+                " WHERE owner = %s AND state = 'running' AND (job_id, idx) IN"
+                " (SELECT * FROM unnest(%s::text[], %s::integer[]))",
+                (float(lease_s), node, [j for j, _ in held], [i for _, i in held]))
             return cur.rowcount
 
     def heartbeat(self, node: str, address: str, served: list[str], hot: list[str],
