@@ -458,7 +458,7 @@ class ClusterService(ProvingService):
             return
         ended = set(job_ids)
         with self._lock:
-            hits = [p for (j, _), p in self._parts.items() if j in ended]
+            hits = [p for (j, _), p in self._parts.items() if j in ended and not p.cancelled]
             for p in hits:
                 p.cancelled = True
             self.abandoned += len(hits)
@@ -485,8 +485,9 @@ class ClusterService(ProvingService):
                         for n in conn.notifies(timeout=1.0):
                             if n.channel == NOTIFY_WORK:
                                 self._wake.set()
-                            elif n.channel == NOTIFY_DONE:
+                            elif n.channel == NOTIFY_DONE:  # payload: the job that ended
                                 self._notify()
+                                self._cancel_local([n.payload])
             except Exception:  # the database went away: poll until it is back, listen again
                 self._halt.wait(self.poll_s)
 

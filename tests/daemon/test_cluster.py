@@ -109,15 +109,17 @@ def test_one_service_across_daemons(tmp_path: Path, dsn: str, stop_all: list) ->
     assert left == 0
 
 
-def test_kill9_mid_partition_another_daemon_finishes(tmp_path: Path, dsn: str,
-                                                    stop_all: list) -> None:
-    a, b, c = start_cluster(tmp_path, dsn, 3)
+@pytest.mark.parametrize(("n_jobs", "n_parts"), [(8, 6), pytest.param(60, 10, marks=pytest.mark.slow)])
+def test_kill9_mid_partition_another_daemon_finishes(tmp_path: Path, dsn: str, stop_all: list,
+                                                    n_jobs: int, n_parts: int) -> None:
+    # notify = false: the polling path (what runs where LISTEN/NOTIFY is missing)
+    a, b, c = start_cluster(tmp_path, dsn, 3, notify=False)
     stop_all += [a, b, c]
-    ca = a.client()
+    clients = [a.client(), b.client(), c.client()]
     jobs = {}
-    for k in range(8):
-        s = _seeds(6, k)
-        jobs[ca.submit("tiny-any", s).job_id] = s
+    for k in range(n_jobs):
+        s = _seeds(n_parts, k)
+        jobs[clients[k % 3].submit("tiny-any", s).job_id] = s
     # kill -9 node1 while it owns running partitions
     deadline = time.monotonic() + 60
     while True:
@@ -135,7 +137,7 @@ def test_kill9_mid_partition_another_daemon_finishes(tmp_path: Path, dsn: str,
     # Exactly one committed proof per partition; the dead node's partitions that it had not
     # committed show a second attempt by another owner.
     rows = _rows(dsn, "SELECT job_id, idx, state, owner, attempt, tried_by FROM cuzk_partitions")
-    assert len(rows) == 8 * 6 and all(r[2] == "done" for r in rows)
+    assert len(rows) == n_jobs * n_parts and all(r[2] == "done" for r in rows)
     retried = [r for r in rows if r[5][0] == "node1" and len(r[5]) > 1]
     assert retried, f"no partition of node1 was retried: {held}"
     assert all(r[3] != "node1" and r[4] == len(r[5]) for r in retried)
