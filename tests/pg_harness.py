@@ -64,8 +64,33 @@ class PgServer:
         self.data.mkdir()
         if self._as_nobody:
             os.chown(self.data, 65534, 65534)
-        self._run([str(bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
+            self.bindir = self._reachable(bindir)
+        self._run([str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres",
                    "--auth=trust", "--encoding=UTF8", "--no-sync"])
+
+    def _reachable(self, bindir: Path) -> Path:
+        """`bindir` if `nobody` can run its postgres; else a copy of the installation (bin,
+        lib, share) under our temporary folder (a checkout under /root is not traversable)."""
+        try:
+            subprocess.run([str(bindir / "postgres"), "--version"], preexec_fn=self._demote,
+                           capture_output=True, check=True)
+            return bindir
+        except (OSError, subprocess.CalledProcessError):
+            pass
+        # Keep the layout two levels up: pgserver's binaries find their libraries through
+        # $ORIGIN/../../../pgserver.libs.
+        top = bindir.parent.parent.parent
+        prefix = self.root / "pg" / bindir.parent.parent.name / bindir.parent.name
+        for sub in ("bin", "lib", "share"):
+            if (bindir.parent / sub).is_dir():
+                shutil.copytree(bindir.parent / sub, prefix / sub, symlinks=True)
+        libs = top / f"{bindir.parent.parent.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, self.root / "pg" / libs.name, symlinks=True)
+        for p in [self.root / "pg", *(self.root / "pg").rglob("*")]:
+            if not p.is_symlink():
+                p.chmod(p.stat().st_mode | 0o055 if p.is_dir() else p.stat().st_mode | 0o044)
+        return prefix / "bin"
 
     def _demote(self) -> None:
         if self._as_nobody:

@@ -193,3 +193,13 @@ def test_config_store_section() -> None:
     with pytest.raises(ConfigError, match="renew at least twice per lease"):
         from_dict({"store": {"backend": "postgres", "dsn": "postgresql://h/db", "lease": 4,
                              "heartbeat": 3}})
+
+
+def test_daemon_start_names_an_unreachable_store() -> None:
+    from cuzk.server.daemon import Daemon
+
+    c = from_dict({"daemon": {"listen": "127.0.0.1:0", "http_listen": ""},
+                   "gpus": {"devices": []},
+                   "store": {"backend": "postgres", "dsn": "postgresql://x@127.0.0.1:1/db"}})
+    with pytest.raises(ConfigError, match=r"\[store\] dsn: .*is PostgreSQL running"):
+        Daemon(c).start()

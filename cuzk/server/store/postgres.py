@@ -85,12 +85,16 @@ class PostgresJobStore:
     transaction on one connection."""
 
     def __init__(self, dsn: str, migrate: bool = True, notify: bool = True,
-                 pool_size: int = 8, connect_timeout_s: float = 5.0) -> None:
+                 pool_size: int = 8, max_connections: int = 16,
+                 connect_timeout_s: float = 5.0) -> None:
         self.dsn = dsn
         self.notify = notify
         self.connect_timeout_s = connect_timeout_s
         self._pool: list[psycopg.Connection] = []
         self._pool_size = pool_size
+        # A flood of awaits must not open a connection each: the server's max_connections is
+        # shared by every daemon of the cluster.
+        self._slots = threading.BoundedSemaphore(max_connections)
         self._pool_lock = threading.Lock()
         self._closed = False
         self.schema_version = 0
@@ -108,6 +112,16 @@ class PostgresJobStore:
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
+        if not self._slots.acquire(timeout=self.connect_timeout_s):
+            raise StoreUnavailable("every connection to the job store is busy; retry")
+        try:
+            with self._borrow() as conn:
+                yield conn
+        finally:
+            self._slots.release()
+
+    @contextmanager
+    def _borrow(self) -> Iterator[psycopg.Connection]:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None or conn.closed:
