@@ -116,10 +116,11 @@ class ClusterService(ProvingService):
         for cid, info in self.circuits.items():
             self.engine.register_circuit(cid, _indexed(info.spec))
         self.engine.start()
-        if self.pg.schema_error:
-            log.error("%s", self.pg.schema_error)
         with self._lock:
             self._accepting = True
+        if self.pg.schema_error:  # submits are refused with the same words (insert checks)
+            log.error("%s", self.pg.schema_error)
+            return 0
         try:
             back = self.pg.leave(self.node_id)  # a restart under the same id: its old claims
             if back:

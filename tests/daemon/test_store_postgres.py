@@ -148,7 +148,10 @@ def test_cancel_and_release(pg: PostgresJobStore) -> None:
     c = _claim(pg, "A")
     assert pg.release(c.job_id, c.idx, "A", c.attempt)
     c = _claim(pg, "A")
-    assert c.attempt == 1  # a released claim does not count as an attempt
+    assert c.attempt == 2  # a new token; the given-back claim counts as no failure
+    assert pg.fail_partition(c.job_id, c.idx, "A", c.attempt, "cuda: lost", False, 2)
+    assert pg.get(rec.job_id).state == st.RUNNING
+    c = _claim(pg, "A")
     assert pg.terminal_jobs([rec.job_id]) == []
     assert pg.finish(rec.job_id, st.CANCELLED, error="cancelled")
     assert pg.terminal_jobs([rec.job_id]) == [rec.job_id]

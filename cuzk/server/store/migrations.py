@@ -37,7 +37,8 @@ CREATE INDEX cuzk_jobs_state ON cuzk_jobs (state);
 CREATE INDEX cuzk_jobs_finished ON cuzk_jobs (finished_at);
 
 -- One row per partition: the unit a daemon claims. owner + attempt is the fencing token: a
--- result is committed only while the row still names both.
+-- result is committed only while the row still names both. attempt only grows (a token is
+-- never reused); released counts claims given back unproved, which are no failures.
 CREATE TABLE cuzk_partitions (
     job_id        text NOT NULL REFERENCES cuzk_jobs (job_id) ON DELETE CASCADE,
     idx           integer NOT NULL,
@@ -47,6 +48,7 @@ CREATE TABLE cuzk_partitions (
     state         text NOT NULL,
     owner         text,
     attempt       integer NOT NULL DEFAULT 0,
+    released      integer NOT NULL DEFAULT 0,
     lease_expires timestamptz,
     available_at  timestamptz NOT NULL DEFAULT now(),
     tried_by      text[] NOT NULL DEFAULT '{}',

@@ -399,7 +399,7 @@ class PostgresJobStore:
             with conn.transaction():
                 cur = conn.execute(
                     "UPDATE cuzk_partitions SET state = 'queued', owner = NULL,"
-                    " lease_expires = NULL, available_at = now()"
+                    " lease_expires = NULL, released = released + 1, available_at = now()"
                     " WHERE owner = %s AND state = 'running'", (node,))
                 conn.execute("DELETE FROM cuzk_nodes WHERE node_id = %s", (node,))
                 if cur.rowcount:
@@ -428,7 +428,8 @@ class PostgresJobStore:
                              " ORDER BY job_id FOR UPDATE", (jobs,))
                 rows = conn.execute(
                     "UPDATE cuzk_partitions SET"
-                    " state = CASE WHEN attempt >= %(max)s THEN 'failed' ELSE 'queued' END,"
+                    " state = CASE WHEN attempt - released >= %(max)s THEN 'failed'"
+                    " ELSE 'queued' END,"
                     " error = 'lease expired on ' || COALESCE(owner, '?'),"
                     " owner = NULL, lease_expires = NULL, available_at = now()"
                     " WHERE state = 'running' AND lease_expires < now()"
@@ -501,7 +502,8 @@ class PostgresJobStore:
                 row = conn.execute(
                     "UPDATE cuzk_partitions SET error = %s, owner = NULL, lease_expires = NULL,"
                     " available_at = now(),"
-                    " state = CASE WHEN %s OR attempt >= %s THEN 'failed' ELSE 'queued' END"
+                    " state = CASE WHEN %s OR attempt - released >= %s THEN 'failed'"
+                    " ELSE 'queued' END"
                     " WHERE job_id = %s AND idx = %s AND owner = %s AND attempt = %s"
                     " AND state = 'running' RETURNING state, tried_by",
                     (error, deterministic, max_attempts, job_id, idx, node, attempt)).fetchone()
@@ -520,11 +522,11 @@ class PostgresJobStore:
 
     def release(self, job_id: str, idx: int, node: str, attempt: int) -> bool:
         """Give a claimed partition back unproved (this node is stopping): queued again, the
-        attempt not counted against it."""
+        attempt not counted against `max_attempts`."""
         with self._conn() as conn:
             cur = conn.execute(
                 "UPDATE cuzk_partitions SET state = 'queued', owner = NULL, lease_expires = NULL,"
-                " attempt = attempt - 1, available_at = now() WHERE job_id = %s AND idx = %s"
+                " released = released + 1, available_at = now() WHERE job_id = %s AND idx = %s"
                 " AND owner = %s AND attempt = %s AND state = 'running'",
                 (job_id, idx, node, attempt))
             return cur.rowcount == 1
