@@ -177,6 +177,12 @@ class ClusterService(ProvingService):
                 if not self._accepting:
                     raise ServiceError(grpc.StatusCode.UNAVAILABLE,
                                        "the daemon is shutting down; submit to another daemon")
+            unfinished = self.pg.unfinished()
+            if unfinished >= self.max_pending_jobs:
+                raise ServiceError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"{unfinished} jobs are unfinished in the cluster (limit [daemon] "
+                    f"max_pending_jobs = {self.max_pending_jobs}); retry later")
             if len(payload) > self.max_pending_bytes:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,

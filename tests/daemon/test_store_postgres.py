@@ -40,6 +40,7 @@ def test_interface_like_sqlite(pg: PostgresJobStore, tmp_path: Path) -> None:
     assert created_a and not created_b and a.job_id == b.job_id
     assert pg.get(a.job_id, with_request=True).request == b"payload"
     assert pg.counts()[st.QUEUED] == 1 and pg.pending_bytes() == len(b"payload")
+    assert pg.unfinished() == 1
     assert [r.job_id for r in pg.list()] == [a.job_id]
     proofs = [os.urandom(192) for _ in range(3)]
     assert pg.finish(a.job_id, st.COMPLETED, proofs, {"total_ms": 5})

@@ -290,6 +290,13 @@ class PostgresJobStore:
         out.update({r[0]: int(r[1]) for r in rows})
         return out
 
+    def unfinished(self) -> int:
+        """Jobs queued or running, cluster-wide (the partial state index answers it)."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT COUNT(*) FROM cuzk_jobs WHERE state IN (%s, %s)",
+                               (QUEUED, RUNNING)).fetchone()
+        return int(row[0])
+
     def pending_bytes(self) -> int:
         with self._conn() as conn:
             row = conn.execute("SELECT COALESCE(SUM(request_bytes), 0) FROM cuzk_jobs"
