@@ -208,6 +208,17 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "path": (_str, "~/.local/state/cuzk/jobs.sqlite"),
         "retention": (parse_duration, 7 * 86400.0),
         "synchronous": (_choice("normal", "full"), "normal"),
+        # A cluster: several daemons sharing one PostgreSQL job store (docs/cluster.md).
+        "backend": (_choice("sqlite", "postgres"), "sqlite"),
+        "dsn": (_str, ""),
+        "migrate": (_bool, True),
+        "notify": (_bool, True),
+        "node_id": (_str, ""),
+        "lease": (parse_duration, 30.0),
+        "heartbeat": (parse_duration, 5.0),
+        "max_attempts": (_int(1, 100), 3),
+        "cold_claim_delay": (parse_duration, 2.0),
+        "poll": (parse_duration, 1.0),
     },
     "log": {
         "level": (_choice("debug", "info", "warning", "error"), "info"),
@@ -349,7 +360,22 @@ def _validate(raw: dict[str, Any], source: str) -> DaemonConfig:
                 f"{source}: [daemon] {key} = {addr!r} accepts connections from other machines; "
                 "set auth_token (and tls_cert/tls_key), or allow_insecure_remote = true"
             )
+    _validate_store(sections["store"], source)
     return DaemonConfig(sections=sections, circuits=circuits, source=source)
+
+
+def _validate_store(s: dict[str, Any], source: str) -> None:
+    if s["backend"] != "postgres":
+        return
+    if not re.match(r"postgres(ql)?://", s["dsn"]):
+        raise ConfigError(f"{source}: [store] dsn = {s['dsn']!r}: backend = \"postgres\" needs a "
+                          "connection URL such as \"postgresql://cuzk@db-host:5432/cuzk\"")
+    if not 0 < s["heartbeat"] * 2 <= s["lease"]:
+        raise ConfigError(f"{source}: [store] heartbeat = {s['heartbeat']!r}, lease = "
+                          f"{s['lease']!r}: renew at least twice per lease (heartbeat <= lease / 2, "
+                          "heartbeat > 0)")
+    if s["poll"] <= 0:
+        raise ConfigError(f"{source}: [store] poll = {s['poll']!r}: must be > 0")
 
 
 def from_dict(raw: dict[str, Any], source: str = "<dict>") -> DaemonConfig:

@@ -27,7 +27,7 @@ from cuzk.server.grpc_server import build_server
 from cuzk.server.http import HttpEndpoint
 from cuzk.server.metrics import Metrics
 from cuzk.server.service import ProvingService, ServiceError
-from cuzk.server.store import JobStore
+from cuzk.server.store import StoreUnavailable, open_store
 from cuzk.settings import ConfigError
 
 log = logging.getLogger("cuzk.server")
@@ -102,15 +102,29 @@ class Daemon:
             raise ConfigError(f"{c.source}: {exc}") from None
         for key in ("listen", "http_listen"):
             check_unix_free(d[key])
-        self.store = JobStore(c.store_path(), c["store"]["synchronous"])
+        try:
+            self.store = open_store(c["store"], c.store_path())
+        except StoreUnavailable as exc:
+            raise ConfigError(f"{c.source}: [store] dsn: {exc} (is PostgreSQL running and "
+                              "reachable from here?)") from None
+        except ImportError as exc:
+            raise ConfigError(f"{c.source}: [store] backend = \"postgres\" needs psycopg "
+                              f"(pip install 'psycopg[binary]'): {exc}") from None
         removed = self.store.cleanup(c["store"]["retention"])
         if removed:
             log.info("store: removed %d job(s) past retention", removed)
         self.engine = Engine(ecfg, phases=self._phases)
         self.engine.on_device_lost = self._device_lost
-        self.service = ProvingService(
-            self.engine, self.store, infos, d["max_pending_jobs"], c["memory"]["max_pending_bytes"]
-        )
+        if c["store"]["backend"] == "postgres":
+            from cuzk.server.cluster import ClusterService  # psycopg only for a cluster
+
+            self.service: ProvingService = ClusterService(
+                self.engine, self.store, infos, c["store"], d["max_pending_jobs"],
+                c["memory"]["max_pending_bytes"])
+        else:
+            self.service = ProvingService(
+                self.engine, self.store, infos, d["max_pending_jobs"],
+                c["memory"]["max_pending_bytes"])
         self.metrics = Metrics(self.service)
         self.service.on_job_done = self.metrics.job_done
         token = c.auth_token
@@ -128,9 +142,11 @@ class Daemon:
             self.http = HttpEndpoint(d["http_listen"], self.service, self.metrics, token,
                                      d["tls_cert"], d["tls_key"])
             self.http_address = self.http.address
-        recovered = self.service.start()
         self.grpc_address = d["listen"] if d["listen"].startswith("unix:") else (
             d["listen"].rsplit(":", 1)[0] + f":{port}")
+        if hasattr(self.service, "address"):  # a cluster node publishes where it listens
+            self.service.address = self.grpc_address
+        recovered = self.service.start()
         for cid in c["srs"]["preload"]:
             t0 = time.monotonic()
             try:

@@ -1,4 +1,4 @@
-"""The daemon's persistent job store: one SQLite database (WAL mode) holding every job, its
+"""The single-host job store: one SQLite database (WAL mode) holding every job, its
 state, the request it came from (so a restarted daemon can resubmit it) and its result.
 
 A job is committed before SubmitProof answers, so a daemon killed with `kill -9` at any point
@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import struct
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-QUEUED = "queued"
-RUNNING = "running"
-COMPLETED = "completed"
-FAILED = "failed"
-CANCELLED = "cancelled"
-TERMINAL = (COMPLETED, FAILED, CANCELLED)
-STATES = (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)
+from cuzk.server.store.base import (
+    QUEUED,
+    RUNNING,
+    STATES,
+    TERMINAL,
+    JobRecord,
+    pack_proofs,
+    unpack_proofs,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -49,45 +49,8 @@ CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished_at);
 """
 
 
-def pack_proofs(proofs: list[bytes]) -> bytes:
-    return b"".join(struct.pack("<I", len(p)) + p for p in proofs)
-
-
-def unpack_proofs(blob: bytes | None) -> list[bytes]:
-    out: list[bytes] = []
-    i = 0
-    while blob and i < len(blob):
-        (n,) = struct.unpack_from("<I", blob, i)
-        out.append(bytes(blob[i + 4 : i + 4 + n]))
-        i += 4 + n
-    return out
-
-
-@dataclass
-class JobRecord:
-    job_id: str
-    request_id: str
-    circuit_id: str
-    priority: int
-    n_partitions: int
-    state: str
-    request_bytes: int
-    submitted_at: float
-    attempts: int = 0
-    started_at: float | None = None
-    finished_at: float | None = None
-    request: bytes | None = None
-    proofs: list[bytes] = field(default_factory=list)
-    timings: dict[str, Any] = field(default_factory=dict)
-    error: str = ""
-
-    @property
-    def done(self) -> bool:
-        return self.state in TERMINAL
-
-
-class JobStore:
-    """Thread-safe: one connection guarded by a lock (SQLite serializes writers anyway)."""
+class SqliteJobStore:
+    """The single-host backend. Thread-safe: one connection guarded by a lock (SQLite serializes writers anyway)."""
 
     def __init__(self, path: str | Path, synchronous: str = "normal") -> None:
         self.path = Path(path)
