@@ -59,7 +59,9 @@ def test_client_flow(daemon: DaemonProc, rng: random.Random) -> None:
     st = c.status()
     assert "tiny" in st["circuits"]
     assert {k["circuit_id"]: k["tier"] for k in st["loaded_srs"]}["tiny"] == "HOT"
-    assert any(q["name"] == "gpu" and q["capacity"] == 4 for q in st["queues"])
+    assert any(q["name"] == "gpu" and q["capacity"] == 4 for q in st["stages"])
+    # Queues per proof kind: a non-Filecoin circuit is its own kind, idle ones listed with zeros.
+    assert {q["proof_kind"]: (q["pending"], q["in_progress"]) for q in st["queues"]}["tiny"] == (0, 0)
     text = c.metrics()
     assert 'cuzk_jobs_finished_total{circuit="tiny",state="completed"}' in text
     # CPU device: no window tables, reported as zero bytes in status and metrics
