@@ -100,7 +100,13 @@ def test_cli_verbs(daemon: DaemonProc, tmp_path: Path, rng: random.Random,
     assert cli(["status", *a, job_id]) == 0
     assert "COMPLETED" in capsys.readouterr().out
     assert cli(["status", *a]) == 0
-    assert "queue gpu" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stage gpu" in out and "jobs  tiny-any" in out
+    # A Filecoin proof kind as Curio sends it: this daemon has no circuit for it, and says which.
+    (tmp_path / "v.bin").write_bytes(b"v")
+    assert cli(["submit", *a, "--proof-kind", "window-post", "--registered-proof", "10",
+                "--vanilla", str(tmp_path / "v.bin"), "--randomness", "00" * 32]) == 1
+    assert "FAILED_PRECONDITION" in (err := capsys.readouterr().err) and "wpost-2k" in err
     assert cli(["preload", *a, "tiny-any"]) == 0
     assert cli(["evict", *a, "nope"]) == 1
     assert "unknown circuit_id 'nope'" in capsys.readouterr().err
