@@ -27,7 +27,7 @@ from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import proof_kinds as pk
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
-from cuzk.server.device_memory import device_memory
+from cuzk.server.device_memory import device_memory, device_name
 from cuzk.server.proto import pb
 
 log = logging.getLogger("cuzk.server")
@@ -300,7 +300,7 @@ class ProvingService:
             job, circuit = live.get(eid, (eid or "", "")) if eid else ("", "")
             ordinal = int(dev.split(":")[1]) if dev.startswith("cuda:") else i
             total, free = device_memory(dev)
-            resp.gpus.add(ordinal=ordinal, name=dev, vram_total_bytes=total, vram_free_bytes=free,
+            resp.gpus.add(ordinal=ordinal, name=device_name(dev), vram_total_bytes=total, vram_free_bytes=free,
                           current_job_id=job, current_proof_kind=self._kind_label(circuit),
                           current_circuit_id=circuit, workers=len(ws),
                           busy_workers=sum(1 for w in ws if w.busy))
