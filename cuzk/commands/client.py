@@ -21,7 +21,20 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _job_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--circuit", "-C", required=True, help="registered circuit id")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--circuit", "-C", help="registered circuit id")
+    what.add_argument("--proof-kind", choices=["porep-c2", "snap-update", "window-post", "winning-post"],
+                      help="a Filecoin proof as Curio sends it: the daemon picks the circuit "
+                      "registered for the kind and --registered-proof's sector size")
+    f = p.add_argument_group("Filecoin proof kinds (with --proof-kind)")
+    f.add_argument("--registered-proof", type=int, default=None,
+                   help="numeric RegisteredSealProof / RegisteredPoStProof / RegisteredUpdateProof")
+    f.add_argument("--vanilla", action="append", default=[],
+                   help="a vanilla proof file (PoSt: one per sector; SnapDeals: per partition)")
+    f.add_argument("--randomness", help="PoSt challenge seed, hex")
+    f.add_argument("--miner-id", type=int, default=0)
+    f.add_argument("--sector-number", type=int, default=0)
+    f.add_argument("--partition-index", type=int, default=0, help="WindowPoSt partition")
     g = p.add_argument_group("partitions (one PartitionInput each; pick one kind)")
     g.add_argument("--seeds", help="comma-separated seeds, one partition each (synthetic circuits)")
     g.add_argument("--partitions", "-n", type=int, help="N partitions with random seeds")
@@ -32,7 +45,8 @@ def _job_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--c1", help="one job input instead: a C1 output file (Filecoin PoRep "
                    "circuits; bare JSON or Curio's c1.json), split into its partitions")
     p.add_argument("--request-id", help="idempotency key (default: random)")
-    p.add_argument("--priority", default="normal", choices=["low", "normal", "high", "critical"])
+    p.add_argument("--priority", default=None, choices=["low", "normal", "high", "critical"],
+                   help="default: normal (a Filecoin kind: its own, e.g. WinningPoSt critical)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -118,6 +132,24 @@ def _job_input(args: argparse.Namespace) -> bytes | None:
     return Path(args.c1).read_bytes() if args.c1 else None
 
 
+def _submit(c: Any, args: argparse.Namespace) -> Any:
+    """A job by circuit id (its partitions or job input), or a Filecoin proof kind."""
+    if args.circuit:
+        return c.submit(args.circuit, _partitions(args), args.request_id, args.priority or "normal",
+                        _job_input(args))
+    if args.registered_proof is None:
+        raise SystemExit("--proof-kind needs --registered-proof")
+    if args.proof_kind == "porep-c2" and not args.c1:
+        raise SystemExit("--proof-kind porep-c2 needs --c1 (the C1 output)")
+    return c.submit_filecoin(
+        args.proof_kind, args.registered_proof, vanilla_proof=_job_input(args) or b"",
+        vanilla_proofs=[Path(f).read_bytes() for f in args.vanilla],
+        request_id=args.request_id, priority=args.priority or "default",
+        randomness=bytes.fromhex(args.randomness or ""), miner_id=args.miner_id,
+        sector_number=args.sector_number, partition_index=args.partition_index,
+    )
+
+
 def _fail(exc: Exception) -> int:
     print(f"cuzk: {exc}", file=sys.stderr)
     return 1
@@ -128,8 +160,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     try:
         with _client(args) as c:
-            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority,
-                         _job_input(args))
+            s = _submit(c, args)
     except ClientError as exc:
         return _fail(exc)
     if args.json:
@@ -161,6 +192,7 @@ def _report(res: Any, args: argparse.Namespace) -> int:
         d.mkdir(parents=True, exist_ok=True)
         for i, p in enumerate(res.proofs):
             (d / f"proof_{i}.bin").write_bytes(p)
+        (d / "proof.bin").write_bytes(res.proof)  # all partitions, as a Filecoin verifier takes it
         meta = {k: v for k, v in res.__dict__.items() if k != "proofs"}
         (d / "result.json").write_text(json.dumps(meta, indent=1))
         if args.snarkjs and res.ok:
@@ -199,8 +231,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     try:
         with _client(args) as c:
-            s = c.submit(args.circuit, _partitions(args), args.request_id, args.priority,
-                         _job_input(args))
+            s = _submit(c, args)
             if not args.json:
                 print(f"job {s.job_id}" + (" (duplicate request id)" if s.duplicate else ""),
                       file=sys.stderr)
@@ -243,10 +274,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"uptime {st.get('uptime_seconds', 0)} s, proofs completed {st.get('total_proofs_completed', 0)}, "
           f"failed {st.get('total_proofs_failed', 0)}, circuits: {', '.join(st.get('circuits', []))}")
     for q in st.get("queues", []):
+        print(f"  jobs  {q['proof_kind']:<14} pending {q.get('pending', 0)}  in progress {q.get('in_progress', 0)}")
+    for q in st.get("stages", []):
         cap = f"/{q['capacity']}" if q.get("capacity") else ""
-        print(f"  queue {q['name']:<10} pending {q.get('pending', 0)}{cap}  in progress {q.get('in_progress', 0)}")
+        print(f"  stage {q['name']:<14} pending {q.get('pending', 0)}{cap}  in progress {q.get('in_progress', 0)}")
     for g in st.get("gpus", []):
-        print(f"  device {g['name']:<8} workers {g.get('workers', 0)} busy {g.get('busy_workers', 0)}")
+        mem = (f" vram {int(g['vram_free_bytes']) / 2**30:.1f}/{int(g['vram_total_bytes']) / 2**30:.1f} GiB free"
+               if g.get("vram_total_bytes") else "")
+        job = f" job {g['current_job_id']} ({g.get('current_proof_kind', '')})" if g.get("current_job_id") else ""
+        print(f"  device {g['name']:<8} workers {g.get('workers', 0)} busy {g.get('busy_workers', 0)}{mem}{job}")
+    if st.get("pinned_memory_bytes"):
+        print(f"  pinned host memory {int(st['pinned_memory_bytes']) / 2**20:.1f} MiB")
     for k in st.get("loaded_srs", []):
         print(f"  key {k['circuit_id']:<20} {k.get('tier', 'HOT')} {int(k.get('size_bytes', 0)) / 2**20:.1f} MiB "
               f"refs {k.get('ref_count', 0)}")

@@ -2,7 +2,8 @@
 
 Seals a 2 KiB test sector (the test sealer: SDR labels, trees, the vanilla proofs of its
 challenges: its C1 output), starts a daemon on loopback with the 2 KiB PoRep circuit
-registered, submits the C1 output as one job, verifies the proof against public inputs
+registered, submits the C1 output as Curio does (proof kind PoRep C2 and the registered
+proof pick the circuit), verifies the proof against public inputs
 computed from the C1 output, and shows the job's TIMELINE analysis and waterfall. Without the
 published parameter files the daemon proves with development keys (made once, kept in the
 cache directory: the first run spends minutes on their setup; NOT FOR PRODUCTION).
@@ -155,6 +156,7 @@ class _PoRepJob:
               f"comm_r {self.out.comm_r.hex()}; C1 output ({len(self.c1):,} bytes, Curio's "
               f"c1.json) in {work / 'c1.json'}")
         self.circuit = PoRepCircuit.for_c1(self.out)
+        self.registered_proof = int(proof)
         self.title = f"PoRep C2, {proof.sector.name} sector"
 
     def describe(self) -> str:
@@ -164,7 +166,9 @@ class _PoRepJob:
                 "keys (NOT FOR PRODUCTION; their first setup takes minutes)")
 
     def submit(self, client: Any, request_id: str) -> Any:
-        return client.submit("demo", job_input=self.c1, request_id=request_id)
+        # As Curio sends it: the proof kind and registered proof pick the circuit ('demo').
+        return client.submit_filecoin("porep-c2", self.registered_proof, vanilla_proof=self.c1,
+                                      request_id=request_id)
 
     def verify(self, res: Any) -> int:
         from cuzk.filecoin.porep.c2 import verify_c1_proof

@@ -46,6 +46,7 @@ class CircuitInfo:
     takes_inputs: bool = False  # has a witness generator (jobs may send inputs)
     curve: Any = None  # cuzk.curves.Curve, once the key has been seen
     n_vars: int | None = None
+    filecoin: dict[str, Any] | None = None  # the `filecoin` table: routes Curio's proof kinds here
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def learn(self, pk: ProvingKey) -> ProvingKey:
@@ -224,7 +225,7 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
         if not isinstance(params, dict):
             raise ConfigError(f"{where} filecoin = {params!r}: expected a table")
         spec = _filecoin_spec(where, params)
-        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
+        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True, filecoin=dict(params))
     else:
         path = Path(str(table[kind])).expanduser()
         if not path.exists():

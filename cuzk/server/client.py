@@ -6,6 +6,7 @@
         res = c.await_proof(job.job_id)        # waits; survives a daemon restart
         assert res.ok, res.error
         job = c.submit("porep-2k", job_input=open("c1.json", "rb").read())  # a C1 output
+        job = c.submit_filecoin("porep-c2", registered_proof=5, vanilla_proof=c1)  # as Curio does
 
 Partitions are given as a numpy witness (n_vars, 4) uint64 canonical Fr, raw bytes (circuit
 inputs), a dict (inputs as JSON), an int (a seed, as {"seed": n}), or a PartitionInput message.
@@ -29,7 +30,11 @@ from cuzk.server.proto import pb, rpc
 from cuzk.settings import settings
 
 DEFAULT_ADDRESS = "127.0.0.1:9820"
-PRIORITIES = {"low": pb.LOW, "normal": pb.NORMAL, "high": pb.HIGH, "critical": pb.CRITICAL}
+PRIORITIES = {"low": pb.LOW, "normal": pb.NORMAL, "high": pb.HIGH, "critical": pb.CRITICAL,
+              "default": pb.PRIORITY_UNSPECIFIED}
+# The reference's proof kind names (as status shows them) -> cuzk.v1.ProofKind.
+PROOF_KINDS = {"porep-c2": pb.POREP_SEAL_COMMIT, "snap-update": pb.SNAP_DEALS_UPDATE,
+               "window-post": pb.WINDOW_POST_PARTITION, "winning-post": pb.WINNING_POST}
 _STATUS = {v: k for k, v in pb.AwaitProofResponse.Status.items()}
 
 
@@ -54,7 +59,7 @@ class Submitted:
 class ProofResult:
     job_id: str
     status: str  # COMPLETED, FAILED, CANCELLED, TIMEOUT, UNKNOWN
-    proofs: list[bytes]
+    proofs: list[bytes]  # one per partition
     error: str
     request_id: str = ""
     circuit_id: str = ""
@@ -65,6 +70,11 @@ class ProofResult:
     @property
     def ok(self) -> bool:
         return self.status == "COMPLETED"
+
+    @property
+    def proof(self) -> bytes:
+        """Every partition's proof concatenated (what a Filecoin verifier takes)."""
+        return b"".join(self.proofs)
 
     def snarkjs(self, i: int) -> tuple[dict, list[str]]:
         """Partition i as snarkjs's proof.json and public.json objects (the curve is read off
@@ -97,7 +107,7 @@ class ProofResult:
     @classmethod
     def from_message(cls, m: pb.AwaitProofResponse) -> ProofResult:
         return cls(
-            job_id=m.job_id, status=_STATUS.get(m.status, "UNKNOWN"), proofs=list(m.proofs),
+            job_id=m.job_id, status=_STATUS.get(m.status, "UNKNOWN"), proofs=list(m.partition_proofs),
             error=m.error_message, request_id=m.request_id, circuit_id=m.circuit_id,
             timings={"queue_wait_ms": m.queue_wait_ms, "srs_load_ms": m.srs_load_ms,
                      "synthesis_ms": m.synthesis_ms, "gpu_ms": m.gpu_compute_ms,
@@ -234,6 +244,33 @@ class Client:
             priority=PRIORITIES[priority.lower()],
             partitions=[partition_message(p) for p in partitions],
             job_input=bytes(job_input or b""),
+        )
+        r = self._call("SubmitProof", req)
+        return Submitted(r.job_id, r.duplicate, r.queue_position, pb.JobState.Name(r.state))
+
+    def submit_filecoin(
+        self,
+        proof_kind: str,
+        registered_proof: int,
+        vanilla_proof: bytes = b"",
+        vanilla_proofs: Iterable[bytes] = (),
+        request_id: str | None = None,
+        priority: str = "default",
+        **fields: Any,
+    ) -> Submitted:
+        """Submit a Filecoin proof as Curio does: the daemon picks the circuit registered for
+        the kind ("porep-c2", "snap-update", "window-post", "winning-post") and the registered
+        proof's sector size. `fields`: sector_size, sector_number, miner_id, randomness,
+        partition_index, sector_key_cid, new_sealed_cid, new_unsealed_cid."""
+        try:
+            kind = PROOF_KINDS[proof_kind]
+        except KeyError:
+            raise ValueError(f"unknown proof kind {proof_kind!r} (known: {', '.join(PROOF_KINDS)})") from None
+        req = pb.SubmitProofRequest(
+            request_id=request_id or uuid.uuid4().hex, proof_kind=kind,
+            registered_proof=registered_proof, priority=PRIORITIES[priority.lower()],
+            vanilla_proof=bytes(vanilla_proof), vanilla_proofs=[bytes(v) for v in vanilla_proofs],
+            **fields,
         )
         r = self._call("SubmitProof", req)
         return Submitted(r.job_id, r.duplicate, r.queue_position, pb.JobState.Name(r.state))

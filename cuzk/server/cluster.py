@@ -33,7 +33,7 @@ from cuzk.engine.types import CircuitSpec, JobRequest, JobState, PartitionInput,
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
 from cuzk.server.proto import pb
-from cuzk.server.service import _PRIORITY, STORE_TO_PB, ProvingService, ServiceError
+from cuzk.server.service import STORE_TO_PB, ProvingService, ServiceError
 from cuzk.server.store.postgres import NOTIFY_DONE, NOTIFY_WORK, Claim, PostgresJobStore
 
 log = logging.getLogger("cuzk.server.cluster")
@@ -170,8 +170,8 @@ class ClusterService(ProvingService):
             existing = self.pg.get_by_request(req.request_id)
             if existing is not None:
                 return self._submit_response(existing, duplicate=True)
-            prepared = self._check(req)
-            n_partitions = len(prepared) if prepared is not None else len(req.partitions)
+            plan = self._check(req)
+            n_partitions = len(plan.parts) if plan.parts is not None else len(req.partitions)
             payload = req.SerializeToString()
             with self._lock:
                 if not self._accepting:
@@ -189,7 +189,7 @@ class ClusterService(ProvingService):
                     f"the request ({len(payload)} B) is larger than [memory] max_pending_bytes = "
                     f"{self.max_pending_bytes}")
             rec, created = self.pg.insert(
-                req.request_id, req.circuit_id, int(self._priority(req)), n_partitions, payload,
+                req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
                 submitted_to=self.node_id)
         if created:
             self._wake.set()
@@ -318,8 +318,8 @@ class ClusterService(ProvingService):
         if raw is None or state in st.TERMINAL:
             return None
         req = pb.SubmitProofRequest.FromString(raw)
-        prepared = self._check(req)
-        parts = self._to_engine(req, prepared).partitions
+        plan = self._check(req)
+        parts = self._to_engine(req, plan).partitions
         parts = [p if p.witness is not None else PartitionInput(inputs=AtIndex(p.inputs, i))
                  for i, p in enumerate(parts)]
         with self._lock:
@@ -514,10 +514,6 @@ class ClusterService(ProvingService):
     def _record(self, job_id: str) -> st.JobRecord:
         with self._store_errors():
             return super()._record(job_id)
-
-    @staticmethod
-    def _priority(req: pb.SubmitProofRequest) -> Priority:
-        return _PRIORITY[req.priority]
 
     class _StoreErrors:
         def __enter__(self) -> None:

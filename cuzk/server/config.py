@@ -220,6 +220,11 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "cold_claim_delay": (parse_duration, 2.0),
         "poll": (parse_duration, 1.0),
     },
+    "filecoin": {
+        # Defaults of every `filecoin = {...}` circuit table that does not set its own.
+        "params_dir": (_str, ""),  # "" = FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters
+        "dev_keys": (_bool, False),
+    },
     "log": {
         "level": (_choice("debug", "info", "warning", "error"), "info"),
         "format": (_choice("text", "json"), "text"),
@@ -323,6 +328,11 @@ def _validate(raw: dict[str, Any], source: str) -> DaemonConfig:
             raise ConfigError(f"{source}: [srs.circuits] id {cid!r}: use letters, digits, '.', '_', '-'")
         if not isinstance(spec, dict):
             raise ConfigError(f"{source}: [srs.circuits.{cid}] = {spec!r}: expected a table")
+        fc = spec.get("filecoin")
+        if isinstance(fc, dict):
+            defaults = {"params": sections["filecoin"]["params_dir"],
+                        "dev_keys": sections["filecoin"]["dev_keys"]}
+            spec = {**spec, "filecoin": {**{k: v for k, v in defaults.items() if v}, **fc}}
         circuits[cid] = spec
     for cid in sections["srs"]["preload"]:
         if cid not in circuits:

@@ -24,8 +24,10 @@ from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
 from cuzk.engine.status import WorkerStatus
 from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
+from cuzk.server import proof_kinds as pk
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
+from cuzk.server.device_memory import device_memory, device_name
 from cuzk.server.proto import pb
 
 log = logging.getLogger("cuzk.server")
@@ -56,6 +58,21 @@ _AWAIT_STATUS = {
 }
 
 
+def filecoin_request(req: pb.SubmitProofRequest, sector_size: int) -> pk.FilecoinRequest:
+    """A reference SubmitProofRequest's Filecoin fields as the plain dataclass the Filecoin
+    circuits take (commitments reduced to their 32 bytes)."""
+    return pk.FilecoinRequest(
+        proof_kind=int(req.proof_kind), registered_proof=int(req.registered_proof),
+        sector_size=sector_size, vanilla_proof=bytes(req.vanilla_proof),
+        vanilla_proofs=[bytes(v) for v in req.vanilla_proofs],
+        sector_number=int(req.sector_number), miner_id=int(req.miner_id),
+        randomness=bytes(req.randomness), partition_index=int(req.partition_index),
+        comm_r_old=pk.commitment(req.sector_key_cid, "sector_key_cid (comm_r_old)"),
+        comm_r_new=pk.commitment(req.new_sealed_cid, "new_sealed_cid (comm_r_new)"),
+        comm_d_new=pk.commitment(req.new_unsealed_cid, "new_unsealed_cid (comm_d_new)"),
+    )
+
+
 class ServiceError(Exception):
     """A request the service refuses: a gRPC status code and a message saying what to fix."""
 
@@ -69,6 +86,17 @@ class ServiceError(Exception):
 class _Live:
     engine_job_id: str | None = None
     client_cancelled: bool = False
+    circuit_id: str = ""
+
+
+@dataclass
+class _Plan:
+    """A checked request: the circuit it runs on, its priority and, for a job input, the
+    partitions' inputs the circuit made from it."""
+
+    circuit_id: str
+    priority: Priority
+    parts: list[Any] | None = None
 
 
 class ProvingService:
@@ -110,8 +138,8 @@ class ProvingService:
         for rec in recovered:
             req = pb.SubmitProofRequest.FromString(rec.request or b"")
             try:
-                prepared = self._check(req)
-                self._launch(rec.job_id, req, rec.request_bytes, prepared)
+                plan = self._check(req)
+                self._launch(rec.job_id, req, rec.request_bytes, plan)
             except ServiceError as exc:
                 self.store.finish(rec.job_id, st.FAILED, error=f"on restart: {exc.message}")
                 self._notify()
@@ -144,8 +172,8 @@ class ProvingService:
         existing = self.store.get_by_request(req.request_id)
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
-        prepared = self._check(req)
-        n_partitions = len(prepared) if prepared is not None else len(req.partitions)
+        plan = self._check(req)
+        n_partitions = len(plan.parts) if plan.parts is not None else len(req.partitions)
         payload = req.SerializeToString()
         with self._lock:
             if not self._accepting:
@@ -168,8 +196,7 @@ class ProvingService:
             self._pending_bytes += len(payload)
         try:
             rec, created = self.store.insert(
-                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), n_partitions,
-                payload,
+                req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
             )
         finally:
             with self._lock:
@@ -178,7 +205,7 @@ class ProvingService:
         if not created:  # lost a race with the same request_id
             return self._submit_response(rec, duplicate=True)
         try:
-            self._launch(rec.job_id, req, len(payload), prepared)
+            self._launch(rec.job_id, req, len(payload), plan)
         except ServiceError:
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
             self._notify()
@@ -255,31 +282,61 @@ class ProvingService:
             total_proofs_completed=self.completed,
             total_proofs_failed=self.failed,
             uptime_seconds=int(time.time() - self.t_start),
+            # Partition buffers (pinned on CUDA devices) and key queries streamed from the host.
+            pinned_memory_bytes=es.host_buffers.bytes + sum(k.streamed_bytes for k in es.keys),
             circuits=sorted(self.circuits),
             engine_status_json=json.dumps(es.to_dict(), default=str),
         )
+        with self._lock:
+            live = {lv.engine_job_id: (jid, lv.circuit_id) for jid, lv in self._live.items()
+                    if lv.engine_job_id is not None}
         gpu_workers: dict[str, list[WorkerStatus]] = {}
         for w in es.workers:
             if w.kind == "gpu":
                 gpu_workers.setdefault(w.device, []).append(w)
         for i, dev in enumerate(es.devices):
             ws = gpu_workers.get(dev, [])
-            cur = next((w.job_id or "" for w in ws if w.busy), "")
+            eid = next((w.job_id for w in ws if w.busy and w.job_id), None)
+            job, circuit = live.get(eid, (eid or "", "")) if eid else ("", "")
             ordinal = int(dev.split(":")[1]) if dev.startswith("cuda:") else i
-            resp.gpus.add(ordinal=ordinal, name=dev, workers=len(ws),
-                          busy_workers=sum(1 for w in ws if w.busy), current_job_id=cur)
+            total, free = device_memory(dev)
+            resp.gpus.add(ordinal=ordinal, name=device_name(dev), vram_total_bytes=total, vram_free_bytes=free,
+                          current_job_id=job, current_proof_kind=self._kind_label(circuit),
+                          current_circuit_id=circuit, workers=len(ws),
+                          busy_workers=sum(1 for w in ws if w.busy))
         for k in es.keys:
             resp.loaded_srs.add(circuit_id=k.circuit_id, tier=pb.SRSStatus.Tier.Value(k.tier),
                                 size_bytes=k.bytes, ref_count=k.refs)
-        resp.queues.add(name="jobs", pending=es.pending_jobs, in_progress=es.synthesizing_jobs)
-        resp.queues.add(name="synthesis", pending=0, in_progress=es.partition_workers_busy)
-        resp.queues.add(name="gpu", pending=es.gpu_queue_depth, in_progress=es.gpu_workers_busy,
+        for label, (pending, running) in sorted(self._kind_queues(live).items()):
+            resp.queues.add(proof_kind=label, pending=pending, in_progress=running)
+        resp.stages.add(name="jobs", pending=es.pending_jobs, in_progress=es.synthesizing_jobs)
+        resp.stages.add(name="synthesis", pending=0, in_progress=es.partition_workers_busy)
+        resp.stages.add(name="gpu", pending=es.gpu_queue_depth, in_progress=es.gpu_workers_busy,
                         capacity=es.gpu_queue_capacity)
         resp.jobs_queued = es.jobs.get(JobState.PENDING.value, 0)
         resp.jobs_running = es.jobs.get(JobState.RUNNING.value, 0)
         if job_id:
             resp.job.CopyFrom(self.job_info(job_id))
         return resp
+
+    def _kind_label(self, circuit_id: str) -> str:
+        if not circuit_id:
+            return ""
+        info = self.circuits.get(circuit_id)
+        return pk.kind_label(circuit_id, info.filecoin if info is not None else None)
+
+    def _kind_queues(self, live: dict[str, tuple[str, str]]) -> dict[str, list[int]]:
+        """Jobs handed to the engine and not done, by proof kind: [pending, running]. Every
+        registered circuit's kind is listed, idle ones with zeros."""
+        out: dict[str, list[int]] = {self._kind_label(c): [0, 0] for c in self.circuits}
+        for eid, (_job, circuit) in live.items():
+            try:
+                state = self.engine.status(eid).state
+            except KeyError:
+                continue
+            if state in (JobState.PENDING, JobState.RUNNING):
+                out.setdefault(self._kind_label(circuit), [0, 0])[state == JobState.RUNNING] += 1
+        return out
 
     def preload(self, circuit_id: str) -> pb.PreloadSrsResponse:
         self._circuit(circuit_id)
@@ -329,14 +386,23 @@ class ProvingService:
                                f"no job {job_id!r} (never submitted, or past the store's retention)")
         return rec
 
-    def _check(self, req: pb.SubmitProofRequest) -> list[Any] | None:
-        """Validate a request against its circuit before anything is stored. A job input is
-        checked and split by its circuit here: the partitions' inputs come back."""
-        info = self._circuit(req.circuit_id)
+    def _check(self, req: pb.SubmitProofRequest) -> _Plan:
+        """Validate a request against its circuit before anything is stored: a named circuit
+        (circuit_id), or the circuit a Filecoin proof kind and sector size route to. A job
+        input is checked and split by its circuit here: the partitions' inputs come back."""
         if req.priority not in _PRIORITY:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown priority {req.priority}")
-        if req.job_input:
-            return self._check_job_input(info, req)
+        if not req.circuit_id and req.proof_kind not in (pb.PROOF_KIND_UNSPECIFIED, pb.GENERIC):
+            return self._check_filecoin(req)
+        if not req.circuit_id:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               "name what to prove: circuit_id (a registered circuit), or "
+                               "proof_kind with registered_proof for a Filecoin proof")
+        info = self._circuit(req.circuit_id)
+        plan = _Plan(req.circuit_id, _PRIORITY[req.priority])
+        if req.job_input or req.vanilla_proof:
+            plan.parts = self._check_job_input(info, req, bytes(req.job_input or req.vanilla_proof))
+            return plan
         if info.spec.job_input is not None:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                f"circuit {req.circuit_id!r} takes one job input (job_input), "
@@ -369,20 +435,47 @@ class ProvingService:
             else:
                 raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                    f"partition {i} is empty: set witness, inputs or inputs_json")
+        return plan
 
-    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> list[Any]:
+    def _check_filecoin(self, req: pb.SubmitProofRequest) -> _Plan:
+        """A reference client's request: proof_kind + registered_proof pick the circuit, the
+        Filecoin fields become its job input."""
+        try:
+            kind, circuit_id, size = pk.route(req.proof_kind, req.registered_proof,
+                                              req.sector_size, self.circuits)
+            freq = filecoin_request(req, size)
+            job_input = kind.job_input(freq)
+        except pk.RouteError as exc:
+            code = (grpc.StatusCode.FAILED_PRECONDITION if exc.precondition
+                    else grpc.StatusCode.INVALID_ARGUMENT)
+            raise ServiceError(code, str(exc)) from None
+        if len(req.partitions):
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               f"a {kind.label} request carries its vanilla proof(s), not partitions")
+        info = self._circuit(circuit_id)
+        prio = kind.default_priority if req.priority == pb.PRIORITY_UNSPECIFIED else _PRIORITY[req.priority]
+        parts = self._check_job_input(info, req, job_input)
+        reg = getattr(parts[0], "registered_proof", None) if parts else None
+        if reg is not None and int(reg) != req.registered_proof:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               f"registered_proof {req.registered_proof} differs from the C1 "
+                               f"output's {getattr(reg, 'name', reg)} ({int(reg)})")
+        return _Plan(circuit_id, prio, parts)
+
+    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest,
+                         job_input: Any) -> list[Any]:
         bad = grpc.StatusCode.INVALID_ARGUMENT
         if info.spec.job_input is None:
-            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes one input per partition, "
+            raise ServiceError(bad, f"circuit {info.circuit_id!r} takes one input per partition, "
                                     "not a job input")
         if len(req.partitions):
             raise ServiceError(bad, "give job_input or partitions, not both")
         try:
-            parts = list(info.spec.job_input(bytes(req.job_input)))
+            parts = list(info.spec.job_input(job_input))
         except ValueError as exc:
             raise ServiceError(bad, f"job input refused: {exc}") from None
         if info.partitions is not None and len(parts) != info.partitions:
-            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes {info.partitions} "
+            raise ServiceError(bad, f"circuit {info.circuit_id!r} takes {info.partitions} "
                                     f"partition(s) per job, the job input makes {len(parts)}")
         return parts
 
@@ -420,10 +513,10 @@ class ProvingService:
                 raise ServiceError(bad, f"partition {i}: witness value {j} is not below the field "
                                         f"modulus (send canonical Fr values, not Montgomery form)")
 
-    def _to_engine(self, req: pb.SubmitProofRequest, prepared: list[Any] | None = None) -> JobRequest:
-        if prepared is not None:  # a job input, checked and split by _check
-            parts = [PartitionInput(inputs=x) for x in prepared]
-            return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
+    def _to_engine(self, req: pb.SubmitProofRequest, plan: _Plan) -> JobRequest:
+        if plan.parts is not None:  # a job input, checked and split by _check
+            parts = [PartitionInput(inputs=x) for x in plan.parts]
+            return JobRequest(req.request_id, plan.circuit_id, parts, plan.priority)
         parts = []
         for p in req.partitions:
             if p.witness:
@@ -433,18 +526,17 @@ class ProvingService:
                 parts.append(PartitionInput(inputs=json.loads(p.inputs_json)))
             else:
                 parts.append(PartitionInput(inputs=bytes(p.inputs)))
-        return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
+        return JobRequest(req.request_id, plan.circuit_id, parts, plan.priority)
 
-    def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int,
-                prepared: list[Any] | None = None) -> None:
+    def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int, plan: _Plan) -> None:
         try:
-            eid = self.engine.submit(self._to_engine(req, prepared))
+            eid = self.engine.submit(self._to_engine(req, plan))
         except (ValueError, TypeError, KeyError) as exc:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
         except Exception as exc:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"engine refused the job: {exc}") from None
         with self._lock:
-            self._live[job_id] = _Live(engine_job_id=eid)
+            self._live[job_id] = _Live(engine_job_id=eid, circuit_id=plan.circuit_id)
             self._pending_bytes += nbytes
         t = threading.Thread(target=self._watch, args=(job_id, eid, nbytes),
                              name=f"cuzk-watch-{job_id[:8]}", daemon=True)
@@ -513,7 +605,8 @@ class ProvingService:
         msg = pb.AwaitProofResponse(
             job_id=rec.job_id, request_id=rec.request_id, circuit_id=rec.circuit_id,
             status=_AWAIT_STATUS.get(rec.state, pb.AwaitProofResponse.UNKNOWN),
-            proofs=rec.proofs if rec.state == st.COMPLETED else [],
+            proof=b"".join(rec.proofs) if rec.state == st.COMPLETED else b"",
+            partition_proofs=rec.proofs if rec.state == st.COMPLETED else [],
             error_message=rec.error,
             queue_wait_ms=int(t.get("queue_wait_ms", 0)),
             srs_load_ms=int(t.get("srs_load_ms", 0)),

@@ -59,7 +59,9 @@ def test_client_flow(daemon: DaemonProc, rng: random.Random) -> None:
     st = c.status()
     assert "tiny" in st["circuits"]
     assert {k["circuit_id"]: k["tier"] for k in st["loaded_srs"]}["tiny"] == "HOT"
-    assert any(q["name"] == "gpu" and q["capacity"] == 4 for q in st["queues"])
+    assert any(q["name"] == "gpu" and q["capacity"] == 4 for q in st["stages"])
+    # Queues per proof kind: a non-Filecoin circuit is its own kind, idle ones listed with zeros.
+    assert {q["proof_kind"]: (q["pending"], q["in_progress"]) for q in st["queues"]}["tiny"] == (0, 0)
     text = c.metrics()
     assert 'cuzk_jobs_finished_total{circuit="tiny",state="completed"}' in text
     # CPU device: no window tables, reported as zero bytes in status and metrics
@@ -99,10 +101,15 @@ def test_cli_verbs(daemon: DaemonProc, tmp_path: Path, rng: random.Random,
     assert "COMPLETED" in capsys.readouterr().out
     assert cli(["status", *a]) == 0
     out = capsys.readouterr().out
-    assert "queue gpu" in out
+    assert "stage gpu" in out and "jobs  tiny-any" in out
     # each CPU pool's size and cores (the fixture's config pins neither)
     assert "pool synthesis a thread per core per native call, cores any" in out
     assert "pool gpu       a thread per core per native call, cores any" in out
+    # A Filecoin proof kind as Curio sends it: this daemon has no circuit for it, and says which.
+    (tmp_path / "v.bin").write_bytes(b"v")
+    assert cli(["submit", *a, "--proof-kind", "window-post", "--registered-proof", "10",
+                "--vanilla", str(tmp_path / "v.bin"), "--randomness", "00" * 32]) == 1
+    assert "FAILED_PRECONDITION" in (err := capsys.readouterr().err) and "wpost-2k" in err
     assert cli(["preload", *a, "tiny-any"]) == 0
     assert cli(["evict", *a, "nope"]) == 1
     assert "unknown circuit_id 'nope'" in capsys.readouterr().err

@@ -323,7 +323,8 @@ def test_unary_prove_rpc(tmp_path: Path, rng: random.Random) -> None:
             assert res.public_inputs == [tiny_circuit().public_inputs(s, i) for i, s in enumerate(seeds)]
             # The same request again: the same job, its stored result.
             again = c._call("Prove", pb.ProveRequest(submit=sub, timeout_ms=1000)).result
-            assert again.job_id == r.job_id and list(again.proofs) == list(r.proofs)
+            assert again.job_id == r.job_id and list(again.partition_proofs) == list(r.partition_proofs)
+            assert again.proof == b"".join(r.partition_proofs) and len(r.proof) == 2 * len(r.partition_proofs[0])
             # A deadline shorter than the job answers TIMEOUT; the job goes on and can be awaited.
             big = pb.SubmitProofRequest(
                 request_id=f"unary-big-{rng.randrange(2**60)}", circuit_id="tiny-any",

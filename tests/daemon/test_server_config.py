@@ -128,3 +128,25 @@ def test_engine_accepts_the_dict() -> None:
         c = cfg.load(None, over)
         ec = EngineConfig.from_dict(c.engine_dict())
         assert ec.max_gpu_queue_depth == c["pipeline"]["max_gpu_queue_depth"]
+
+
+def test_filecoin_section_fills_the_filecoin_tables(tmp_path: Path) -> None:
+    """[filecoin] params_dir and dev_keys are the defaults of every `filecoin = {...}` table;
+    a table's own keys win; other circuits are left alone."""
+    c = cfg.load(write(tmp_path, """
+[filecoin]
+params_dir = "/srv/params"
+dev_keys = true
+[srs.circuits.porep-32g]
+filecoin = { proof = "porep", sector_size = "32GiB" }
+[srs.circuits.porep-2k]
+filecoin = { proof = "porep", sector_size = "2KiB", params = "/elsewhere", dev_keys = false }
+[srs.circuits.tiny]
+synthetic = { constraints = 4 }
+"""))
+    assert c.circuits["porep-32g"]["filecoin"] == {"proof": "porep", "sector_size": "32GiB",
+                                                   "params": "/srv/params", "dev_keys": True}
+    assert c.circuits["porep-2k"]["filecoin"]["params"] == "/elsewhere"
+    assert c.circuits["porep-2k"]["filecoin"]["dev_keys"] is False
+    assert c.circuits["tiny"] == {"synthetic": {"constraints": 4}}
+    assert cfg.load(None)["filecoin"] == {"params_dir": "", "dev_keys": False}

@@ -1,0 +1,209 @@
+"""Filecoin proof kinds of the cuzk.v1 wire (what Curio sends) mapped onto registered circuits.
+
+A reference client names no circuit: it sends proof_kind, registered_proof (and sector_size)
+and the vanilla proof(s). The kind picks the `filecoin = { proof = ... }` circuits that can
+prove it, the sector size picks one of them, and the request's Filecoin fields become the job
+input that circuit's `job_input` splits into partitions:
+
+    kind                   [srs.circuits] filecoin.proof   job input          circuit id by convention
+    POREP_SEAL_COMMIT (1)  "porep"                         vanilla_proof      porep-32g
+    SNAP_DEALS_UPDATE (2)  "snap" / "update"               FilecoinRequest    snap-32g
+    WINDOW_POST (3)        "window-post" / "wpost"         FilecoinRequest    wpost-32g
+    WINNING_POST (4)       "winning-post" / "winning"      FilecoinRequest    winning-32g
+
+A PoRep circuit takes the C1 output bytes (bare or Curio's wrapper). The other kinds' circuits
+receive the whole `FilecoinRequest` (vanilla proofs, randomness, partition index, commitments)
+and decode it on the Filecoin side. A kind with no circuit registered for the size is refused
+with FAILED_PRECONDITION naming the table to add.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cuzk.engine.types import Priority
+
+# cuzk.v1.ProofKind values (the reference's numbering).
+POREP_SEAL_COMMIT = 1
+SNAP_DEALS_UPDATE = 2
+WINDOW_POST_PARTITION = 3
+WINNING_POST = 4
+
+
+class RouteError(ValueError):
+    """A Filecoin request that cannot be routed; `precondition` when the daemon lacks the
+    circuit (the request itself may be fine), else the request is malformed."""
+
+    def __init__(self, message: str, precondition: bool = False) -> None:
+        super().__init__(message)
+        self.precondition = precondition
+
+
+@dataclass(frozen=True)
+class FilecoinRequest:
+    """A reference SubmitProofRequest's Filecoin fields, as plain Python."""
+
+    proof_kind: int
+    registered_proof: int
+    sector_size: int  # bytes (the registered proof's when the request left it 0)
+    vanilla_proof: bytes = b""  # PoRep: the C1 output JSON
+    vanilla_proofs: list[bytes] = field(default_factory=list)  # PoSt: per sector; Snap: per partition
+    sector_number: int = 0
+    miner_id: int = 0
+    randomness: bytes = b""  # PoSt challenge seed (32 bytes)
+    partition_index: int = 0  # WindowPoSt
+    comm_r_old: bytes = b""  # SnapDeals commitments, 32 raw bytes each
+    comm_r_new: bytes = b""
+    comm_d_new: bytes = b""
+
+    @property
+    def kind(self) -> ProofKind:
+        return KINDS[self.proof_kind]
+
+
+@dataclass(frozen=True)
+class ProofKind:
+    value: int
+    label: str  # the reference's name for it in status (GPUStatus.current_proof_kind, queues)
+    proofs: tuple[str, ...]  # `filecoin.proof` values of circuits that prove it
+    prefix: str  # circuit id prefix by convention: porep-32g
+    default_priority: Priority
+    registered: Callable[[int], tuple[str, int]]  # registered_proof -> (its name, sector bytes)
+    job_input: Callable[[FilecoinRequest], Any]
+
+
+def _seal(v: int) -> tuple[str, int]:
+    from cuzk.filecoin.porep.constants import RegisteredSealProof
+
+    p = RegisteredSealProof(v)
+    return p.name, p.sector.size
+
+
+def _post(typ: str) -> Callable[[int], tuple[str, int]]:
+    def registered(v: int) -> tuple[str, int]:
+        from cuzk.filecoin.post.constants import RegisteredPoStProof
+
+        p = RegisteredPoStProof(v)
+        if p.typ.value != typ:
+            raise ValueError(f"{p.name} is a {p.typ.value} PoSt proof, not {typ}")
+        return p.name, p.sector.size
+
+    return registered
+
+
+def _update(v: int) -> tuple[str, int]:
+    from cuzk.filecoin.update.constants import RegisteredUpdateProof
+
+    p = RegisteredUpdateProof(v)
+    return p.name, p.sector_size
+
+
+def _porep_input(req: FilecoinRequest) -> bytes:
+    if not req.vanilla_proof:
+        raise RouteError("vanilla_proof is empty: a PoRep C2 request carries the C1 output")
+    return req.vanilla_proof
+
+
+def _vanilla_proofs_input(req: FilecoinRequest) -> FilecoinRequest:
+    if not req.vanilla_proofs:
+        raise RouteError(f"vanilla_proofs is empty: a {req.kind.label} request carries its "
+                         "vanilla proofs (one per sector, or per partition for SnapDeals)")
+    return req
+
+
+KINDS: dict[int, ProofKind] = {k.value: k for k in (
+    ProofKind(POREP_SEAL_COMMIT, "porep-c2", ("porep",), "porep", Priority.NORMAL, _seal,
+              _porep_input),
+    ProofKind(SNAP_DEALS_UPDATE, "snap-update", ("snap", "update", "snap-deals"), "snap",
+              Priority.NORMAL, _update, _vanilla_proofs_input),
+    ProofKind(WINDOW_POST_PARTITION, "window-post", ("window-post", "wpost", "window"), "wpost",
+              Priority.HIGH, _post("window"), _vanilla_proofs_input),
+    ProofKind(WINNING_POST, "winning-post", ("winning-post", "winning"), "winning",
+              Priority.CRITICAL, _post("winning"), _vanilla_proofs_input),
+)}
+_BY_PROOF = {p: k for k in KINDS.values() for p in k.proofs}
+
+
+def size_tag(size: int) -> str:
+    """32 GiB -> '32g', 512 MiB -> '512m', 2 KiB -> '2k' (the circuit id suffix)."""
+    for unit, tag in ((1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit}{tag}"
+    return str(size)
+
+
+def conventional_id(kind: ProofKind, size: int) -> str:
+    return f"{kind.prefix}-{size_tag(size)}"
+
+
+def _table_size(value: Any) -> int | None:
+    """A circuit table's sector_size ('32GiB', '2KiB', 2048) in bytes; None when unreadable."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = re.fullmatch(r"\s*(\d+)\s*([kmg]i?b?)?\s*", str(value), re.I)
+    if m is None:
+        return None
+    unit = (m.group(2) or "").lower()[:1]
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[unit]
+
+
+def circuit_kind(filecoin: Mapping[str, Any] | None) -> ProofKind | None:
+    """The proof kind a circuit's `filecoin` table proves (None: not a Filecoin circuit)."""
+    if not filecoin:
+        return None
+    return _BY_PROOF.get(str(filecoin.get("proof", "")))
+
+
+def kind_label(circuit_id: str, filecoin: Mapping[str, Any] | None) -> str:
+    """What status shows as a job's proof kind: the reference's name for Filecoin circuits,
+    the circuit id for any other."""
+    kind = circuit_kind(filecoin)
+    return kind.label if kind is not None else circuit_id
+
+
+def commitment(raw: bytes, what: str) -> bytes:
+    """A 32-byte commitment from the raw digest or a CID that ends in it (sha256-trunc254-padded
+    or poseidon multihash: length byte 0x20, then the digest)."""
+    if len(raw) in (0, 32):
+        return bytes(raw)
+    if len(raw) > 34 and raw[-33] == 32:
+        return bytes(raw[-32:])
+    raise RouteError(f"{what} is {len(raw)} bytes: send the 32-byte commitment or its CID")
+
+
+def route(proof_kind: int, registered_proof: int, sector_size: int,
+          circuits: Mapping[str, Any]) -> tuple[ProofKind, str, int]:
+    """(the kind, the circuit id that proves it, the sector size) for a request; `circuits`
+    maps ids to objects with a `filecoin` table attribute (None for other circuits)."""
+    kind = KINDS.get(proof_kind)
+    if kind is None:
+        raise RouteError(f"proof_kind {proof_kind} is not a Filecoin proof kind "
+                         f"(known: {', '.join(f'{k.value} {k.label}' for k in KINDS.values())}); "
+                         "or name a circuit with circuit_id")
+    try:
+        name, reg_size = kind.registered(int(registered_proof))
+    except ValueError as exc:
+        why = str(exc) if "proof" in str(exc) else f"unknown id {registered_proof}"
+        raise RouteError(f"registered_proof {registered_proof} for {kind.label}: {why}") from None
+    if sector_size and sector_size != reg_size:
+        raise RouteError(f"sector_size {sector_size} disagrees with registered_proof {name} "
+                         f"({reg_size} bytes)")
+    serving = sorted(cid for cid, info in circuits.items()
+                     if circuit_kind(getattr(info, "filecoin", None)) is kind
+                     and _table_size(info.filecoin.get("sector_size")) == reg_size)
+    if not serving:
+        want = conventional_id(kind, reg_size)
+        have = sorted(cid for cid, info in circuits.items()
+                      if circuit_kind(getattr(info, "filecoin", None)) is kind)
+        raise RouteError(
+            f"no circuit proves {kind.label} ({name}) for {size_tag(reg_size)} sectors: register "
+            f"[srs.circuits.{want}] filecoin = {{ proof = \"{kind.proofs[0]}\", sector_size = "
+            f"{reg_size} }}" + (f" (registered for this kind: {', '.join(have)})" if have else ""),
+            precondition=True,
+        )
+    want = conventional_id(kind, reg_size)
+    return kind, (want if want in serving else serving[0]), reg_size
+
