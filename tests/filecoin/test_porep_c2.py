@@ -149,6 +149,27 @@ def test_refused_before_proving(sealed_2k, c2_cache: Path, no_params: Path,
         assert not out.exists()
 
 
+def test_verify_commit_refuses_bad_c1(sealed_2k, cli_proof: Path, c2_cache: Path,
+                                      no_params: Path, tmp_path: Path) -> None:
+    """verify-commit on a C1 output it cannot read: one line why, exit 1 (with --json:
+    `valid: false` and the reason)."""
+    wrong = _c1_obj(sealed_2k)
+    wrong["registered_proof"] = "StackedDrg8MiBV1_1"
+    cases = {"truncated": (sealed_2k.c1[:-40], "malformed C1 output: .*truncated"),
+             "registered proof": (json.dumps(wrong).encode(), "StackedDrg8MiBV1_1 is a 8MiB proof")}
+    for name, (blob, message) in cases.items():
+        c1 = tmp_path / f"{name}.json"
+        c1.write_bytes(blob)
+        r = _cli(["verify-commit", str(c1), str(cli_proof), "--params", str(no_params)], c2_cache)
+        err = r.stderr.strip().splitlines()
+        assert r.returncode == 1 and r.stdout == "", (name, r.stdout, r.stderr)
+        assert len(err) == 1 and err[0].startswith("ERROR: ") and re.search(message, err[0]), err
+        r = _cli(["verify-commit", str(c1), str(cli_proof), "--params", str(no_params), "--json"],
+                 c2_cache)
+        got = json.loads(r.stdout)
+        assert r.returncode == 1 and got["valid"] is False and re.search(message, got["reason"])
+
+
 def test_another_sizes_circuit(sealed_2k, c2_cache: Path) -> None:
     """A circuit serving one sector size refuses another size's C1 output."""
     c8 = PoRepCircuit.for_sector("8MiB", cache_dir=c2_cache)
