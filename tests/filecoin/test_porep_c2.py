@@ -6,8 +6,9 @@ proof, a vanilla proof that does not verify: the error names the partition and c
 and what fails verification (a changed seed or comm_r against a made proof, a changed proof
 byte).
 
-The 2 KiB development keys are made once per machine (tests/filecoin/conftest.py) and every
-proof shares them; each proof takes about a minute on 2 cores.
+The 2 KiB development keys are made once per machine (tests/filecoin_fixtures.py) and every
+proof shares them; each proof takes about a minute on 2 cores. The 8 MiB sector's C1 -> prove ->
+verify runs only with CUZK_TEST_8MIB=1 (its keys' setup and one proof: ~10 minutes here).
 """
 
 from __future__ import annotations
@@ -82,6 +83,25 @@ def test_api_prove_and_verify(sealed_2k, circuit_2k, keys_2k, cli_proof: Path) -
     assert other != proof and verify_c1_proof(out, other, keys_2k.vk) is None
     vk, dev = circuit_2k.verifying_key(keys_2k.files.directory.parent / "nowhere")
     assert dev and verify_c1_proof(out, proof, vk) is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CUZK_TEST_8MIB"),
+                    reason="the 8 MiB keys' setup and proof take ~10 minutes on 2 cores: CUZK_TEST_8MIB=1")
+def test_8mib_seal_prove_verify(c2_cache: Path, no_params: Path) -> None:
+    import numpy as np
+
+    from cuzk.filecoin.porep.seal import seal
+
+    out, _, _ = seal(RegisteredSealProof.StackedDrg8MiBV1_1, rng=np.random.default_rng(8))
+    out = read_c1(to_json(out))  # through its JSON, as a C1 output arrives
+    circuit = PoRepCircuit.for_c1(out, cache_dir=c2_cache)
+    check_c1(out, circuit)
+    keys = circuit.keys(no_params)
+    proof = prove_c1(out, keys, circuit, checked=True)
+    assert len(proof) == 192 and verify_c1_proof(out, proof, keys.vk) is None
+    seed = bytes([out.seed[0] ^ 1]) + out.seed[1:]
+    assert verify_c1_proof(dataclasses.replace(out, seed=seed), proof, keys.vk) is not None
 
 
 def test_changed_seed_or_comm_r(sealed_2k, keys_2k, cli_proof: Path) -> None:
@@ -187,6 +207,19 @@ def test_every_registered_proof_of_a_size_shares_the_circuit(sealed_2k) -> None:
         assert (c.params == base.params and c.parameter_set == base.parameter_set) == same, p.name
 
 
+def test_witness_fn_writes_the_engines_buffer(sealed_2k, circuit_2k) -> None:
+    """The engine calls witness_fn(job input, partition, out=buffer) (witness_into): the
+    witness lands in that buffer, its public inputs those computed from the C1 output."""
+    import numpy as np
+
+    buf = np.zeros((circuit_2k.r1cs()[0].n_vars, 4), dtype=np.uint64)
+    w = circuit_2k.witness_fn()(sealed_2k.out, 0, out=buf)
+    assert np.shares_memory(w, buf)
+    got = [int.from_bytes(buf[i].tobytes(), "little") for i in range(1, circuit_2k.n_inputs)]
+    assert got == c1_public_inputs(sealed_2k.out, 0)
+    assert np.array_equal(circuit_2k.witness_fn()(sealed_2k.out, 0), buf)  # allocated inside
+
+
 def test_through_the_engine(sealed_2k, circuit_2k, keys_2k) -> None:
     """A job is one C1 output (JobRequest.inputs); the circuit's job_input checks it and makes
     its partitions; each partition's witness is synthesized from it; the proof verifies."""
@@ -197,9 +230,9 @@ def test_through_the_engine(sealed_2k, circuit_2k, keys_2k) -> None:
     try:
         into: list[bool] = []
 
-        def witness(out, k, **kw):  # noqa: ANN001, ANN003, ANN202
+        def witness(c1, k, **kw):  # noqa: ANN001, ANN003, ANN202
             into.append(kw.get("out") is not None)  # the partition's buffer, no second copy
-            return circuit_2k.witness_fn()(out, k, **kw)
+            return circuit_2k.witness_fn()(c1, k, **kw)
 
         eng.register_circuit("porep-2k", CircuitSpec(key=lambda: keys_2k.pk, witness_fn=witness,
                                                      job_input=circuit_2k.split_job,
