@@ -8,7 +8,8 @@ byte).
 
 The 2 KiB development keys are made once per machine (tests/filecoin_fixtures.py) and every
 proof shares them; each proof takes about a minute on 2 cores. The 8 MiB sector's C1 -> prove ->
-verify runs only with CUZK_TEST_8MIB=1 (its keys' setup and one proof: ~10 minutes here).
+verify runs only with CUZK_TEST_8MIB=1 (seal, matrices, keys' setup and one proof: 6 minutes
+here at load 7).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def test_api_prove_and_verify(sealed_2k, circuit_2k, keys_2k, cli_proof: Path) -
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("CUZK_TEST_8MIB"),
-                    reason="the 8 MiB keys' setup and proof take ~10 minutes on 2 cores: CUZK_TEST_8MIB=1")
+                    reason="the 8 MiB keys' setup and proof take ~6 minutes on 2 cores: CUZK_TEST_8MIB=1")
 def test_8mib_seal_prove_verify(c2_cache: Path, no_params: Path) -> None:
     import numpy as np
 
