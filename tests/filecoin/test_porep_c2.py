@@ -6,8 +6,10 @@ proof, a vanilla proof that does not verify: the error names the partition and c
 and what fails verification (a changed seed or comm_r against a made proof, a changed proof
 byte).
 
-The 2 KiB development keys are made once per machine (tests/filecoin/conftest.py) and every
-proof shares them; each proof takes about a minute on 2 cores.
+The 2 KiB development keys are made once per machine (tests/filecoin_fixtures.py) and every
+proof shares them; each proof takes about a minute on 2 cores. The 8 MiB sector's C1 -> prove ->
+verify runs only with CUZK_TEST_8MIB=1 (seal, matrices, keys' setup and one proof: 6 minutes
+here at load 7).
 """
 
 from __future__ import annotations
@@ -84,6 +86,25 @@ def test_api_prove_and_verify(sealed_2k, circuit_2k, keys_2k, cli_proof: Path) -
     assert dev and verify_c1_proof(out, proof, vk) is None
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CUZK_TEST_8MIB"),
+                    reason="the 8 MiB keys' setup and proof take ~6 minutes on 2 cores: CUZK_TEST_8MIB=1")
+def test_8mib_seal_prove_verify(c2_cache: Path, no_params: Path) -> None:
+    import numpy as np
+
+    from cuzk.filecoin.porep.seal import seal
+
+    out, _, _ = seal(RegisteredSealProof.StackedDrg8MiBV1_1, rng=np.random.default_rng(8))
+    out = read_c1(to_json(out))  # through its JSON, as a C1 output arrives
+    circuit = PoRepCircuit.for_c1(out, cache_dir=c2_cache)
+    check_c1(out, circuit)
+    keys = circuit.keys(no_params)
+    proof = prove_c1(out, keys, circuit, checked=True)
+    assert len(proof) == 192 and verify_c1_proof(out, proof, keys.vk) is None
+    seed = bytes([out.seed[0] ^ 1]) + out.seed[1:]
+    assert verify_c1_proof(dataclasses.replace(out, seed=seed), proof, keys.vk) is not None
+
+
 def test_changed_seed_or_comm_r(sealed_2k, keys_2k, cli_proof: Path) -> None:
     """The seed and comm_r are public: changed, the C1 output is refused before proving (its
     challenges no longer match the vanilla proofs, comm_r no longer hashes from comm_c and
@@ -149,6 +170,27 @@ def test_refused_before_proving(sealed_2k, c2_cache: Path, no_params: Path,
         assert not out.exists()
 
 
+def test_verify_commit_refuses_bad_c1(sealed_2k, cli_proof: Path, c2_cache: Path,
+                                      no_params: Path, tmp_path: Path) -> None:
+    """verify-commit on a C1 output it cannot read: one line why, exit 1 (with --json:
+    `valid: false` and the reason)."""
+    wrong = _c1_obj(sealed_2k)
+    wrong["registered_proof"] = "StackedDrg8MiBV1_1"
+    cases = {"truncated": (sealed_2k.c1[:-40], "malformed C1 output: .*truncated"),
+             "registered proof": (json.dumps(wrong).encode(), "StackedDrg8MiBV1_1 is a 8MiB proof")}
+    for name, (blob, message) in cases.items():
+        c1 = tmp_path / f"{name}.json"
+        c1.write_bytes(blob)
+        r = _cli(["verify-commit", str(c1), str(cli_proof), "--params", str(no_params)], c2_cache)
+        err = r.stderr.strip().splitlines()
+        assert r.returncode == 1 and r.stdout == "", (name, r.stdout, r.stderr)
+        assert len(err) == 1 and err[0].startswith("ERROR: ") and re.search(message, err[0]), err
+        r = _cli(["verify-commit", str(c1), str(cli_proof), "--params", str(no_params), "--json"],
+                 c2_cache)
+        got = json.loads(r.stdout)
+        assert r.returncode == 1 and got["valid"] is False and re.search(message, got["reason"])
+
+
 def test_another_sizes_circuit(sealed_2k, c2_cache: Path) -> None:
     """A circuit serving one sector size refuses another size's C1 output."""
     c8 = PoRepCircuit.for_sector("8MiB", cache_dir=c2_cache)
@@ -164,6 +206,19 @@ def test_every_registered_proof_of_a_size_shares_the_circuit(sealed_2k) -> None:
         c = PoRepCircuit.for_config(dataclasses.replace(sealed_2k.out, registered_proof=p).config)
         same = p.sector.size == 2048
         assert (c.params == base.params and c.parameter_set == base.parameter_set) == same, p.name
+
+
+def test_witness_fn_writes_the_engines_buffer(sealed_2k, circuit_2k) -> None:
+    """The engine calls witness_fn(job input, partition, out=buffer) (witness_into): the
+    witness lands in that buffer, its public inputs those computed from the C1 output."""
+    import numpy as np
+
+    buf = np.zeros((circuit_2k.r1cs()[0].n_vars, 4), dtype=np.uint64)
+    w = circuit_2k.witness_fn()(sealed_2k.out, 0, out=buf)
+    assert np.shares_memory(w, buf)
+    got = [int.from_bytes(buf[i].tobytes(), "little") for i in range(1, circuit_2k.n_inputs)]
+    assert got == c1_public_inputs(sealed_2k.out, 0)
+    assert np.array_equal(circuit_2k.witness_fn()(sealed_2k.out, 0), buf)  # allocated inside
 
 
 def test_through_the_engine(sealed_2k, circuit_2k, keys_2k) -> None:
