@@ -23,6 +23,7 @@ from typing import Any
 
 from cuzk.engine.buffers import HostBufferPool, Lease
 from cuzk.engine.config import EngineConfig
+from cuzk.engine.errors import HOST_STAGES, failure_message, is_ours
 from cuzk.engine.gpu_queue import BoundedPriorityQueue
 from cuzk.engine.srs import SrsManager
 from cuzk.engine.timeline import Timeline
@@ -298,8 +299,12 @@ class Jobs:
 
     def fail(self, job: Job, idx: int, stage: str, exc: BaseException) -> None:
         """The job fails with the partition and the stage that failed named."""
-        msg = f"partition {idx}: {stage} failed: {type(exc).__name__}: {exc}"
-        log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
+        msg = failure_message(idx, stage, exc)
+        if is_ours(exc) or stage not in HOST_STAGES:
+            log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
+        else:  # the client sees no Python text: the log keeps it
+            log.error("job %s partition %d: %s failed", job.job_id, idx, stage,
+                      exc_info=(type(exc), exc, exc.__traceback__))
         self.finish(job, JobState.FAILED, msg)
 
     def fail_queued(self, exc: BaseException) -> None:

@@ -50,9 +50,10 @@ class SynthesisWorker:
             try:
                 self._synthesize(w, job, idx)
             except Exception as exc:  # never let a worker die; the job carries the error
-                self._jobs.fail(job, idx, "synthesis", exc)
+                self._jobs.fail(job, idx, w.stage, exc)
             finally:
                 w.job_id = w.partition = None
+                w.stage = "synthesis"
 
     def _synthesize(self, w: Worker, job: Job, idx: int) -> None:
         jobs, timeline, ph = self._jobs, self._timeline, self._phases
@@ -62,7 +63,9 @@ class SynthesisWorker:
         try:
             if job.finished:
                 return
+            w.stage = "loading the key"
             pk = jobs.ensure_key(job)
+            w.stage = "witness generation"
             if job.finished:
                 return
             part = job.request.partitions[idx]
@@ -78,6 +81,7 @@ class SynthesisWorker:
             elif witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
+            w.stage = "synthesis"
             if pooled and lease is None:
                 lease = self._lease(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-import numpy as np
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
 from cuzk.engine.status import WorkerStatus
 from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import store as st
+from cuzk.server import validation
 from cuzk.server.circuits import CircuitInfo
 from cuzk.server.proto import pb
 
@@ -145,7 +145,7 @@ class ProvingService:
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
         prepared = self._check(req)
-        n_partitions = len(prepared) if prepared is not None else len(req.partitions)
+        n_partitions = len(prepared)
         payload = req.SerializeToString()
         with self._lock:
             if not self._accepting:
@@ -329,114 +329,31 @@ class ProvingService:
                                f"no job {job_id!r} (never submitted, or past the store's retention)")
         return rec
 
-    def _check(self, req: pb.SubmitProofRequest) -> list[Any] | None:
-        """Validate a request against its circuit before anything is stored. A job input is
-        checked and split by its circuit here: the partitions' inputs come back."""
+    def _check(self, req: pb.SubmitProofRequest) -> list[PartitionInput]:
+        """Validate a request against its circuit's input schema before anything is stored
+        (cuzk.server.validation); the engine's partitions come back, parsed once."""
         info = self._circuit(req.circuit_id)
         if req.priority not in _PRIORITY:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown priority {req.priority}")
-        if req.job_input:
-            return self._check_job_input(info, req)
-        if info.spec.job_input is not None:
-            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                               f"circuit {req.circuit_id!r} takes one job input (job_input), "
-                               "not partitions")
-        n = len(req.partitions)
-        if n == 0:
-            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                               "no partitions: send one PartitionInput per partition")
-        if info.partitions is not None and n != info.partitions:
-            raise ServiceError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"circuit {req.circuit_id!r} takes {info.partitions} partition(s) per job, got {n}",
-            )
-        for i, p in enumerate(req.partitions):
-            if p.witness:
-                self._check_witness(info, i, p.witness)
-            elif p.inputs or p.inputs_json:
-                if not info.takes_inputs:
-                    raise ServiceError(
-                        grpc.StatusCode.INVALID_ARGUMENT,
-                        f"partition {i}: circuit {req.circuit_id!r} has no witness generator; "
-                        "send the full witness",
-                    )
-                if p.inputs_json:
-                    try:
-                        json.loads(p.inputs_json)
-                    except ValueError as exc:
-                        raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                                           f"partition {i}: inputs_json is not JSON: {exc}") from None
-            else:
-                raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                                   f"partition {i} is empty: set witness, inputs or inputs_json")
+        parts = [validation.Partition(p.witness, p.inputs, p.inputs_json) for p in req.partitions]
 
-    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> list[Any]:
-        bad = grpc.StatusCode.INVALID_ARGUMENT
-        if info.spec.job_input is None:
-            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes one input per partition, "
-                                    "not a job input")
-        if len(req.partitions):
-            raise ServiceError(bad, "give job_input or partitions, not both")
-        try:
-            parts = list(info.spec.job_input(bytes(req.job_input)))
-        except ValueError as exc:
-            raise ServiceError(bad, f"job input refused: {exc}") from None
-        if info.partitions is not None and len(parts) != info.partitions:
-            raise ServiceError(bad, f"circuit {req.circuit_id!r} takes {info.partitions} "
-                                    f"partition(s) per job, the job input makes {len(parts)}")
-        return parts
-
-    def _check_witness(self, info: CircuitInfo, i: int, raw: bytes) -> None:
-        bad = grpc.StatusCode.INVALID_ARGUMENT
-        if len(raw) % 32:
-            raise ServiceError(bad, f"partition {i}: witness is {len(raw)} bytes, not a multiple "
-                                    "of 32 (each Fr value is 4 little-endian uint64 limbs)")
-        if info.n_vars is None:
-            # The variable count and curve come from the key; load it now (jobs need it anyway).
+        def load_key() -> None:
             try:
                 self.engine.preload(info.circuit_id)
             except Exception as exc:
                 raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
                                    f"cannot load the key of {info.circuit_id!r}: {exc}") from exc
-        n = len(raw) // 32
-        if info.n_vars is not None and n != info.n_vars:
-            raise ServiceError(bad, f"partition {i}: witness has {n} values, circuit "
-                                    f"{info.circuit_id!r} has {info.n_vars} variables")
-        w = np.frombuffer(raw, dtype="<u8").reshape(n, 4)
-        if n and (w[0, 0] != 1 or w[0, 1:].any()):
-            raise ServiceError(bad, f"partition {i}: witness[0] must be 1 (the constant wire)")
-        if info.curve is not None:
-            r = info.curve.r
-            r_limbs = np.array([(r >> (64 * k)) & (2**64 - 1) for k in range(4)], dtype=np.uint64)
-            # Lexicographic compare from the top limb: value >= r anywhere is non-canonical.
-            ge = np.zeros(n, bool)
-            eq = np.ones(n, bool)
-            for k in (3, 2, 1, 0):
-                ge |= eq & (w[:, k] > r_limbs[k])
-                eq &= w[:, k] == r_limbs[k]
-            ge |= eq
-            if ge.any():
-                j = int(np.argmax(ge))
-                raise ServiceError(bad, f"partition {i}: witness value {j} is not below the field "
-                                        f"modulus (send canonical Fr values, not Montgomery form)")
 
-    def _to_engine(self, req: pb.SubmitProofRequest, prepared: list[Any] | None = None) -> JobRequest:
-        if prepared is not None:  # a job input, checked and split by _check
-            parts = [PartitionInput(inputs=x) for x in prepared]
-            return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
-        parts = []
-        for p in req.partitions:
-            if p.witness:
-                w = np.frombuffer(p.witness, dtype="<u8").reshape(-1, 4)
-                parts.append(PartitionInput(witness=w))
-            elif p.inputs_json:
-                parts.append(PartitionInput(inputs=json.loads(p.inputs_json)))
-            else:
-                parts.append(PartitionInput(inputs=bytes(p.inputs)))
+        try:
+            return validation.check_request(info, parts, bytes(req.job_input), load_key)
+        except validation.RequestInvalid as exc:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+
+    def _to_engine(self, req: pb.SubmitProofRequest, parts: list[PartitionInput]) -> JobRequest:
         return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
 
     def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int,
-                prepared: list[Any] | None = None) -> None:
+                prepared: list[PartitionInput]) -> None:
         try:
             eid = self.engine.submit(self._to_engine(req, prepared))
         except (ValueError, TypeError, KeyError) as exc:
