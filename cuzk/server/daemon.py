@@ -108,9 +108,7 @@ class Daemon:
             log.info("store: removed %d job(s) past retention", removed)
         self.engine = Engine(ecfg, phases=self._phases)
         self.engine.on_device_lost = self._device_lost
-        self.service = ProvingService(
-            self.engine, self.store, infos, d["max_pending_jobs"], c["memory"]["max_pending_bytes"]
-        )
+        self.service = ProvingService(self.engine, self.store, infos, limits=c.limits())
         self.metrics = Metrics(self.service)
         self.service.on_job_done = self.metrics.job_done
         token = c.auth_token

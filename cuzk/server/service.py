@@ -26,6 +26,7 @@ from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import store as st
 from cuzk.server import validation
 from cuzk.server.circuits import CircuitInfo
+from cuzk.server.limits import Admission, Limits, ResourceBound
 from cuzk.server.proto import pb
 
 log = logging.getLogger("cuzk.server")
@@ -69,6 +70,7 @@ class ServiceError(Exception):
 class _Live:
     engine_job_id: str | None = None
     client_cancelled: bool = False
+    client: str = ""  # who submitted it (cuzk.server.limits.client_of), for its bounds
 
 
 class ProvingService:
@@ -80,18 +82,19 @@ class ProvingService:
         max_pending_jobs: int = 1024,
         max_pending_bytes: int = 2 * 2**30,
         on_job_done: Any = None,
+        limits: Limits | None = None,
     ) -> None:
         self.engine = engine
         self.store = store
         self.circuits = circuits
-        self.max_pending_jobs = max_pending_jobs
-        self.max_pending_bytes = max_pending_bytes
+        if limits is None:
+            limits = Limits(max_pending_jobs=max_pending_jobs, max_pending_bytes=max_pending_bytes)
+        self.admission = Admission(limits)
         self.on_job_done = on_job_done  # callback(record) for metrics
         self.t_start = time.time()
         self._lock = threading.Lock()
         self._done_cv = threading.Condition(self._lock)
         self._live: dict[str, _Live] = {}  # store job_id -> engine job, while not done
-        self._pending_bytes = 0
         self._accepting = False
         self._shutting_down = False
         self.completed = 0
@@ -111,7 +114,12 @@ class ProvingService:
             req = pb.SubmitProofRequest.FromString(rec.request or b"")
             try:
                 prepared = self._check(req)
-                self._launch(rec.job_id, req, rec.request_bytes, prepared)
+                self.admission.hold("", rec.request_bytes)  # its client is not known now
+                try:
+                    self._launch(rec.job_id, req, rec.request_bytes, prepared, "")
+                except ServiceError:
+                    self.admission.release("", rec.request_bytes)
+                    raise
             except ServiceError as exc:
                 self.store.finish(rec.job_id, st.FAILED, error=f"on restart: {exc.message}")
                 self._notify()
@@ -137,49 +145,44 @@ class ProvingService:
 
     # --- requests -------------------------------------------------------------------------
 
-    def submit(self, req: pb.SubmitProofRequest) -> pb.SubmitProofResponse:
+    def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
+        """Accept a job: checked against its circuit and the bounds (per `client`, the peer
+        without its port), committed to the store, handed to the engine."""
         if not req.request_id:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                "request_id is empty: set a unique id per request (it makes retries safe)")
         existing = self.store.get_by_request(req.request_id)
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
+        try:
+            self.admission.check_size(req.ByteSize())
+        except ResourceBound as exc:
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
         prepared = self._check(req)
-        n_partitions = len(prepared)
         payload = req.SerializeToString()
         with self._lock:
             if not self._accepting:
                 raise ServiceError(grpc.StatusCode.UNAVAILABLE,
                                    "the daemon is shutting down; retry against the restarted daemon")
-            if len(self._live) >= self.max_pending_jobs:
-                raise ServiceError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"{len(self._live)} jobs are pending (limit [daemon] max_pending_jobs = "
-                    f"{self.max_pending_jobs}); retry later",
-                )
-            if self._pending_bytes + len(payload) > self.max_pending_bytes:
-                raise ServiceError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"pending requests hold {self._pending_bytes} bytes; this one ({len(payload)} B) "
-                    f"would pass [memory] max_pending_bytes = {self.max_pending_bytes}; retry later",
-                )
-            # Reserve the slot before the commit so concurrent submits respect the limits.
-            self._live[f"reserve:{req.request_id}"] = _Live()
-            self._pending_bytes += len(payload)
+        try:  # reserved before the commit so concurrent submits respect the bounds
+            self.admission.admit(client, len(payload))
+        except ResourceBound as exc:
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
         try:
             rec, created = self.store.insert(
-                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), n_partitions,
+                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), len(prepared),
                 payload,
             )
-        finally:
-            with self._lock:
-                self._live.pop(f"reserve:{req.request_id}", None)
-                self._pending_bytes -= len(payload)
+        except BaseException:
+            self.admission.release(client, len(payload))
+            raise
         if not created:  # lost a race with the same request_id
+            self.admission.release(client, len(payload))
             return self._submit_response(rec, duplicate=True)
         try:
-            self._launch(rec.job_id, req, len(payload), prepared)
+            self._launch(rec.job_id, req, len(payload), prepared, client)
         except ServiceError:
+            self.admission.release(client, len(payload))
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
             self._notify()
             raise
@@ -345,15 +348,19 @@ class ProvingService:
                                    f"cannot load the key of {info.circuit_id!r}: {exc}") from exc
 
         try:
-            return validation.check_request(info, parts, bytes(req.job_input), load_key)
+            return validation.check_request(info, parts, bytes(req.job_input), load_key,
+                                            self.admission.limits.max_partitions_per_job)
         except validation.RequestInvalid as exc:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        except ResourceBound as exc:
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
 
     def _to_engine(self, req: pb.SubmitProofRequest, parts: list[PartitionInput]) -> JobRequest:
         return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
 
     def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int,
-                prepared: list[PartitionInput]) -> None:
+                prepared: list[PartitionInput], client: str) -> None:
+        """Hand a job to the engine; its admission (bytes, client) is released when it ends."""
         try:
             eid = self.engine.submit(self._to_engine(req, prepared))
         except (ValueError, TypeError, KeyError) as exc:
@@ -361,8 +368,7 @@ class ProvingService:
         except Exception as exc:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"engine refused the job: {exc}") from None
         with self._lock:
-            self._live[job_id] = _Live(engine_job_id=eid)
-            self._pending_bytes += nbytes
+            self._live[job_id] = _Live(engine_job_id=eid, client=client)
         t = threading.Thread(target=self._watch, args=(job_id, eid, nbytes),
                              name=f"cuzk-watch-{job_id[:8]}", daemon=True)
         t.start()
@@ -399,9 +405,9 @@ class ProvingService:
                 log.info("job %s (%s) %s in %.0f ms%s", job_id, res.request_id, state,
                          res.timings.get("total_ms", 0.0), f": {res.error}" if res.error else "")
         with self._lock:
-            self._live.pop(job_id, None)
-            self._pending_bytes -= nbytes
+            gone = self._live.pop(job_id, None)
             self._done_cv.notify_all()
+        self.admission.release(gone.client if gone is not None else "", nbytes)
 
     def _partition_timings(self, eid: str) -> list[dict[str, float]]:
         """Per-partition synthesis and GPU kernel time from the engine's TIMELINE events."""

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuzk.server")
 
 SEED_LIMIT = 2**64  # a synthetic circuit's witness is determined by the seed's low 64 bits
-MAX_SEED_BYTES = 4096  # raw seed bytes are hashed; more says nothing more
 
 
 class RequestInvalid(ValueError):
@@ -99,17 +98,14 @@ class WitnessSchema(InputSchema):
 
 class SeedSchema(InputSchema):
     """A synthetic circuit: each partition is a seed, as inputs_json `{"seed": n}` (or a bare
-    n) with 0 <= n < 2^64, or raw bytes that are hashed to one; or a full witness."""
+    n) with 0 <= n < 2^64, or raw bytes (any) that are hashed to one; or a full witness."""
 
     kind = "seed"
     generates_witness = True
     FIELDS = ("seed",)
 
     def inputs(self, info: CircuitInfo, index: int, p: Partition) -> PartitionInput:
-        if not p.inputs_json:
-            if len(p.inputs) > MAX_SEED_BYTES:
-                raise RequestInvalid(f"is {len(p.inputs)} bytes; a seed is at most "
-                                     f"{MAX_SEED_BYTES}", index, "inputs")
+        if not p.inputs_json:  # any bytes (hashed); their size is the request's bounds' matter
             return PartitionInput(inputs=bytes(p.inputs))
         obj = parse_json(p.inputs_json, index)
         if isinstance(obj, dict):

@@ -87,8 +87,6 @@ def test_other_refusals(service: ProvingService) -> None:
     circ = tiny_circuit()
     w = circ.witness(3, 0)
     cases: list[tuple[pb.SubmitProofRequest, str]] = [
-        (_req("tiny-any", [GOOD, pb.PartitionInput(inputs=b"x" * 5000)]),
-         "partition 1: inputs is 5000 bytes; a seed is at most 4096"),
         (_req("tiny-any", [GOOD, pb.PartitionInput()]), "partition 1 is empty"),
         (_req("tiny", [GOOD]), "takes 2 partition(s) per job, got 1"),
         (_req("tiny-any", []), "no partitions"),
