@@ -112,7 +112,7 @@ class SynthesisWorker:
             if self._devices.none_left():
                 jobs.fail(job, idx, "proving", self._devices.none_left_error())
                 return
-            if self._queue.put((*job.queue_key, idx), item, abort=lambda: job.finished,
+            if self._queue.put(job.gpu_key(idx), item, abort=lambda: job.finished,
                                on_enqueue=on_enqueue):
                 item, handed_over = None, True  # the GPU side owns it now
                 if self._devices.none_left():  # lost while this one went in: nobody takes it

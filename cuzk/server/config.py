@@ -194,6 +194,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     "pipeline": {
         "synthesis_concurrency": (_int(1, 1024), 1),
         "max_gpu_queue_depth": (_int(1, 4096), 4),
+        "fair_quantum": (_int(1, 1 << 20), 1),
         "verify_after_prove": (_bool, False),
     },
     "store": {
@@ -224,6 +225,7 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "evaluate_on": ("synthesis", "evaluate_on"),
     "synthesis_concurrency": ("pipeline", "synthesis_concurrency"),
     "max_gpu_queue_depth": ("pipeline", "max_gpu_queue_depth"),
+    "fair_quantum": ("pipeline", "fair_quantum"),
     "verify_after_prove": ("pipeline", "verify_after_prove"),
     "srs_memory_budget_bytes": ("memory", "srs_budget_bytes"),
     "key_cache_dir": ("srs", "key_cache_dir"),
