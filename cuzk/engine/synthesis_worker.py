@@ -107,7 +107,8 @@ class SynthesisWorker:
             def on_enqueue() -> None:
                 item.t_queued = timeline.emit(
                     "GPU_QUEUE", job.job_id, partition=idx, worker=w.name,
-                    priority=job.priority.name, depth=len(self._queue))
+                    priority=job.priority.name, depth=len(self._queue),
+                    tag=job.gpu_key(idx)[1])  # its fair-queueing turn among its priority
 
             if self._devices.none_left():
                 jobs.fail(job, idx, "proving", self._devices.none_left_error())

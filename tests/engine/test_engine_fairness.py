@@ -55,7 +55,13 @@ def _pickups_before(eng: Engine, big: str, small: str, since: int) -> int:
     return sum(1 for e in evs[:first] if e.job_id == big and e.event == "GPU_PICKUP")
 
 
-def _run(eng: Engine, late: Priority) -> tuple[int, int]:
+def _tags(eng: Engine, job_id: str) -> list[int]:
+    """The fair-queueing tags the TIMELINE's GPU_QUEUE events show, in partition order."""
+    evs = [e for e in eng.timeline.events(job_id) if e.event == "GPU_QUEUE"]
+    return [int(e.detail["tag"]) for e in sorted(evs, key=lambda e: int(e.detail["partition"]))]
+
+
+def _run(eng: Engine, late: Priority) -> tuple[int, int, str, str]:
     big = _job(eng, "big", BIG)
     _wait_for(eng, big, "GPU_END")  # the pipeline is full of the big job's partitions
     mark = len(eng.timeline.events())
@@ -64,19 +70,23 @@ def _run(eng: Engine, late: Priority) -> tuple[int, int]:
     assert rs.state == rb.state == JobState.COMPLETED, (rs.error, rb.error)
     left = sum(1 for e in eng.timeline.events()[mark:]
                if e.job_id == big and e.event == "GPU_PICKUP")
-    return _pickups_before(eng, big, small, mark), left
+    return _pickups_before(eng, big, small, mark), left, big, small
 
 
 def test_a_small_job_waits_for_a_few_partitions_not_the_whole_job(engine: Engine) -> None:
-    before, left = _run(engine, Priority.NORMAL)
+    before, left, big, small = _run(engine, Priority.NORMAL)
     assert left >= BIG - AHEAD - 3  # the big job was far from done when the small one came
     assert before <= AHEAD, f"the small job waited for {before} of the big job's partitions"
+    tags = _tags(engine, big)
+    assert tags == sorted(tags) and len(set(tags)) == BIG  # its own partitions in order
+    # the small job's partition took its turn before the rest of the big job's
+    assert sum(t > _tags(engine, small)[0] for t in tags) >= left - AHEAD
 
 
 def test_critical_overtakes_and_low_waits(engine: Engine) -> None:
-    before, _ = _run(engine, Priority.CRITICAL)
+    before, *_ = _run(engine, Priority.CRITICAL)
     assert before <= AHEAD
-    before, left = _run(engine, Priority.LOW)
+    before, left, *_ = _run(engine, Priority.LOW)
     assert before == left  # LOW waits for every partition of the NORMAL job
 
 
