@@ -33,7 +33,7 @@ from cuzk.engine.buffers import HostBufferPool, Lease
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.errors import HOST_STAGES, failure_message, is_ours
 from cuzk.engine.gpu_queue import BoundedPriorityQueue
-from cuzk.engine.srs import SrsManager
+from cuzk.engine.srs import KeyTier, SrsManager
 from cuzk.engine.timeline import Timeline
 from cuzk.engine.types import (
     CircuitSpec,
@@ -191,17 +191,22 @@ class Jobs:
         """Fair turns: while a job waits for a slot, a job in one that has had its quantum at
         the waiting job's priority, or any of a lower priority, yields it (lowest priority
         first, then the longest turn). Only a job with partitions left to hand out yields:
-        the others leave their slots as their last partitions finish synthesis."""
+        the others leave their slots as their last partitions finish synthesis. A turn at
+        equal priority goes to a job of the same circuit or one whose key is HOT already:
+        taking turns must not make more keys HOT at once than the slots would."""
         quantum = self._config.fair_quantum
         while self._pending:
             head = self._jobs.get(self._pending[0][2])
             if head is None or head.finished or head.in_slot:
                 heapq.heappop(self._pending)
                 continue
+            cid = head.request.circuit_id
+            hot = cid in self._srs and self._srs.tier(cid) == KeyTier.HOT
             victims = [j for j in self._active
                        if not j.finished and j.next_partition < j.n
                        and (j.priority < head.priority
-                            or (j.priority == head.priority and j.turn_used >= quantum))]
+                            or (j.priority == head.priority and j.turn_used >= quantum
+                                and (hot or j.request.circuit_id == cid)))]
             if not victims:
                 return
             victim = min(victims, key=lambda j: (int(j.priority), -j.turn_used, -j.seq))

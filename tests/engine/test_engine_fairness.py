@@ -28,15 +28,18 @@ def engine() -> Iterator[Engine]:
     eng = Engine(EngineConfig(devices=["cpu"], gpu_workers_per_device=1,
                               partition_workers=WORKERS, max_gpu_queue_depth=QUEUE,
                               synthesis_concurrency=1, warm_up=False))
-    eng.register_circuit("t", CircuitSpec(key=development_key(circ), witness_fn=circ.witness_fn()))
+    pk = development_key(circ)
+    eng.register_circuit("t", CircuitSpec(key=pk, witness_fn=circ.witness_fn()))
+    eng.register_circuit("u", CircuitSpec(key=lambda: pk, witness_fn=circ.witness_fn()))
     eng.start()
     yield eng
     eng.stop()
 
 
-def _job(eng: Engine, name: str, n: int, priority: Priority = Priority.NORMAL) -> str:
+def _job(eng: Engine, name: str, n: int, priority: Priority = Priority.NORMAL,
+         circuit: str = "t") -> str:
     parts = [PartitionInput(inputs={"seed": i}) for i in range(n)]
-    return eng.submit(JobRequest(f"{name}-{time.monotonic_ns()}", "t", parts, priority))
+    return eng.submit(JobRequest(f"{name}-{time.monotonic_ns()}", circuit, parts, priority))
 
 
 def _wait_for(eng: Engine, job_id: str, event: str) -> None:
@@ -61,11 +64,11 @@ def _tags(eng: Engine, job_id: str) -> list[int]:
     return [int(e.detail["tag"]) for e in sorted(evs, key=lambda e: int(e.detail["partition"]))]
 
 
-def _run(eng: Engine, late: Priority) -> tuple[int, int, str, str]:
+def _run(eng: Engine, late: Priority, circuit: str = "t") -> tuple[int, int, str, str]:
     big = _job(eng, "big", BIG)
     _wait_for(eng, big, "GPU_END")  # the pipeline is full of the big job's partitions
     mark = len(eng.timeline.events())
-    small = _job(eng, "small", 1, late)
+    small = _job(eng, "small", 1, late, circuit)
     rs, rb = eng.await_job(small, 300), eng.await_job(big, 300)
     assert rs.state == rb.state == JobState.COMPLETED, (rs.error, rb.error)
     left = sum(1 for e in eng.timeline.events()[mark:]
@@ -108,3 +111,16 @@ def test_equal_jobs_interleave(engine: Engine) -> None:
         run = run + 1 if x == y else 1
         runs.append(run)
     assert max(runs, default=1) <= 2, order
+
+
+def test_a_turn_for_another_circuit_needs_its_key_hot(engine: Engine) -> None:
+    """Taking turns must not make more keys HOT than the slots would: a job of another
+    circuit whose key is cold waits for the slot; once its key is HOT it takes turns."""
+    from cuzk.engine.srs import KeyTier
+
+    assert engine.engine_status().key("u").tier != KeyTier.HOT.value
+    before, left, *_ = _run(engine, Priority.NORMAL, "u")
+    assert before >= left - AHEAD  # waited for the big job's synthesis
+    assert engine.engine_status().key("u").tier == KeyTier.HOT.value
+    before, *_ = _run(engine, Priority.NORMAL, "u")
+    assert before <= AHEAD
