@@ -229,7 +229,8 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
             raise ConfigError(f"{where} filecoin = {params!r}: expected a table")
         spec = _filecoin_spec(where, params)
         info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True,
-                           schema=validation.JobInputSchema("C1 output"))
+                           schema=validation.JobInputSchema(
+                               "C1 output" if params.get("proof") == "porep" else "job input"))
     else:
         path = Path(str(table[kind])).expanduser()
         if not path.exists():
