@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cuzk.engine.errors import is_ours
 from cuzk.engine.types import PartitionInput
 
 if TYPE_CHECKING:
@@ -180,8 +181,9 @@ class CircomSchema(InputSchema):
 class JobInputSchema(InputSchema):
     """A circuit whose job is one input (a Filecoin C1 output, vanilla proofs with their
     randomness): the circuit's own `job_input` reads and checks it and makes the partitions.
-    Its refusals (ValueError) name what is wrong; anything else it raises is a malformed
-    input it did not foresee, refused without its Python text."""
+    Its own refusals (cuzk's ValueErrors: C2Error, VanillaProofError...) name what is wrong;
+    anything else it raises is a malformed input it did not foresee, refused without the
+    Python text (which goes to the log)."""
 
     kind = "job_input"
     takes_job_input = True
@@ -203,7 +205,13 @@ class JobInputSchema(InputSchema):
             raise RequestInvalid(f"circuit {info.circuit_id!r} has no job input reader")
         try:
             return list(split(bytes(raw)))
+        except json.JSONDecodeError as exc:
+            raise RequestInvalid(f"job input refused: the {self.what} is not JSON: {exc}") from None
         except ValueError as exc:
+            if not is_ours(exc):  # a library's words (int(), struct...): log them, say malformed
+                log.warning("circuit %s: job input refused", info.circuit_id, exc_info=True)
+                raise RequestInvalid(f"job input refused: the {self.what} is malformed (it "
+                                     "could not be read)") from None
             raise RequestInvalid(f"job input refused: {exc}") from None
         except RecursionError:
             raise RequestInvalid(f"job input refused: the {self.what} is nested too deeply") from None

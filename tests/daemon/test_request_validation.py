@@ -129,8 +129,9 @@ def test_job_input_schema() -> None:
     def reader(raw: bytes) -> list[Any]:
         obj = json.loads(raw)
         if obj.get("bad"):
-            raise ValueError("partition 3: vanilla proof does not verify at challenge 9")
-        return [obj] * int(obj["n"])  # KeyError / TypeError on a malformed one
+            raise validation.RequestInvalid("partition 3: vanilla proof does not verify at "
+                                            "challenge 9")  # one of cuzk's ValueErrors
+        return [obj] * int(obj["n"])  # KeyError / TypeError / ValueError on a malformed one
 
     info = _info(reader)
     assert isinstance(validation.schema_for(info), validation.JobInputSchema)
@@ -140,6 +141,8 @@ def test_job_input_schema() -> None:
     for raw, needle in ((b'{"bad": 1}', "job input refused: partition 3: vanilla proof does "
                                         "not verify at challenge 9"),
                         (b'{"m": 1}', "job input refused: the job input is malformed"),
+                        (b'{"n": "x"}', "job input refused: the job input is malformed"),
+                        (b"{nope", "job input refused: the job input is not JSON: Expecting"),
                         (b"[" * 100_000, "job input refused")):
         with pytest.raises(validation.RequestInvalid, match="job input refused") as exc:
             validation.check_request(info, [], raw, noop)
