@@ -36,13 +36,16 @@ def client_of(peer: str) -> str:
 
 
 class Admission:
-    """Pending jobs and their request bytes, in all and by client (thread-safe)."""
+    """Pending jobs and their request bytes, in all and by client (thread-safe). Each job is
+    held under a key (its request id while it is being stored, then its job id) until it is
+    released, once."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._lock = threading.Lock()
         self.jobs = 0
         self.bytes = 0
+        self._held: dict[str, tuple[str, int]] = {}  # key -> (client, bytes)
         self._by_client: dict[str, list[int]] = {}  # client -> [jobs, bytes]
 
     def check_size(self, nbytes: int) -> None:
@@ -51,8 +54,8 @@ class Admission:
             raise ResourceBound("[daemon] max_request_bytes", lim,
                                 f"the request is {nbytes} bytes; send a smaller job")
 
-    def admit(self, client: str, nbytes: int) -> None:
-        """Count a new job of `nbytes` against every bound, or raise ResourceBound."""
+    def admit(self, key: str, client: str, nbytes: int) -> None:
+        """Hold a new job of `nbytes` within every bound, or raise ResourceBound."""
         lim = self.limits
         with self._lock:
             jobs, held = self._by_client.get(client, (0, 0))
@@ -73,16 +76,33 @@ class Admission:
                                     lim.max_pending_bytes_per_client,
                                     f"pending requests of this client ({client}) hold {held} "
                                     f"bytes and this one is {nbytes}; retry once some finish")
-            self._add(client, 1, nbytes)
+            self._add(key, client, nbytes)
 
-    def hold(self, client: str, nbytes: int) -> None:
-        """Count a job without checking (one the store held across a restart)."""
+    def hold(self, key: str, nbytes: int, client: str = "") -> None:
+        """Hold a job without checking, unless it is held already (a job the store kept
+        across a restart: its client is not known)."""
         with self._lock:
-            self._add(client, 1, nbytes)
+            if key not in self._held:
+                self._add(key, client, nbytes)
 
-    def release(self, client: str, nbytes: int) -> None:
+    def rekey(self, old: str, new: str) -> None:
         with self._lock:
-            self._add(client, -1, -nbytes)
+            if old in self._held:
+                self._held[new] = self._held.pop(old)
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            got = self._held.pop(key, None)
+            if got is None:
+                return
+            client, nbytes = got
+            self.jobs -= 1
+            self.bytes -= nbytes
+            c = self._by_client[client]
+            c[0] -= 1
+            c[1] -= nbytes
+            if c[0] <= 0:
+                del self._by_client[client]
 
     def client(self, client: str) -> tuple[int, int]:
         """(pending jobs, pending bytes) of a client."""
@@ -90,11 +110,10 @@ class Admission:
             jobs, held = self._by_client.get(client, (0, 0))
             return jobs, held
 
-    def _add(self, client: str, jobs: int, nbytes: int) -> None:
-        self.jobs += jobs
+    def _add(self, key: str, client: str, nbytes: int) -> None:
+        self._held[key] = (client, nbytes)
+        self.jobs += 1
         self.bytes += nbytes
         c = self._by_client.setdefault(client, [0, 0])
-        c[0] += jobs
+        c[0] += 1
         c[1] += nbytes
-        if c[0] <= 0:
-            del self._by_client[client]

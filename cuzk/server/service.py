@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import numpy as np
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
@@ -70,7 +71,6 @@ class ServiceError(Exception):
 class _Live:
     engine_job_id: str | None = None
     client_cancelled: bool = False
-    client: str = ""  # who submitted it (cuzk.server.limits.client_of), for its bounds
 
 
 class ProvingService:
@@ -87,9 +87,10 @@ class ProvingService:
         self.engine = engine
         self.store = store
         self.circuits = circuits
-        if limits is None:
-            limits = Limits(max_pending_jobs=max_pending_jobs, max_pending_bytes=max_pending_bytes)
-        self.admission = Admission(limits)
+        # What one job and one client may ask (cuzk.server.limits): pending jobs and bytes are
+        # held there from before a job is stored until its watcher ends.
+        self.admission = Admission(limits or Limits(max_pending_jobs=max_pending_jobs,
+                                                    max_pending_bytes=max_pending_bytes))
         self.on_job_done = on_job_done  # callback(record) for metrics
         self.t_start = time.time()
         self._lock = threading.Lock()
@@ -114,12 +115,7 @@ class ProvingService:
             req = pb.SubmitProofRequest.FromString(rec.request or b"")
             try:
                 prepared = self._check(req)
-                self.admission.hold("", rec.request_bytes)  # its client is not known now
-                try:
-                    self._launch(rec.job_id, req, rec.request_bytes, prepared, "")
-                except ServiceError:
-                    self.admission.release("", rec.request_bytes)
-                    raise
+                self._launch(rec.job_id, req, rec.request_bytes, prepared)
             except ServiceError as exc:
                 self.store.finish(rec.job_id, st.FAILED, error=f"on restart: {exc.message}")
                 self._notify()
@@ -146,43 +142,40 @@ class ProvingService:
     # --- requests -------------------------------------------------------------------------
 
     def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
-        """Accept a job: checked against its circuit and the bounds (per `client`, the peer
-        without its port), committed to the store, handed to the engine."""
+        """`client`: who sends it (cuzk.server.limits.client_of), for the per-client bounds."""
         if not req.request_id:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                "request_id is empty: set a unique id per request (it makes retries safe)")
         existing = self.store.get_by_request(req.request_id)
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
-        try:
-            self.admission.check_size(req.ByteSize())
-        except ResourceBound as exc:
-            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
+        self._validated(lambda: self.admission.check_size(req.ByteSize()))
         prepared = self._check(req)
+        n_partitions = len(prepared) if prepared is not None else len(req.partitions)
         payload = req.SerializeToString()
         with self._lock:
             if not self._accepting:
                 raise ServiceError(grpc.StatusCode.UNAVAILABLE,
                                    "the daemon is shutting down; retry against the restarted daemon")
-        try:  # reserved before the commit so concurrent submits respect the bounds
-            self.admission.admit(client, len(payload))
-        except ResourceBound as exc:
-            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
+        # Held before the commit so concurrent submits respect the bounds.
+        held = f"request:{req.request_id}"
+        self._validated(lambda: self.admission.admit(held, client, len(payload)))
         try:
             rec, created = self.store.insert(
-                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), len(prepared),
+                req.request_id, req.circuit_id, int(_PRIORITY[req.priority]), n_partitions,
                 payload,
             )
         except BaseException:
-            self.admission.release(client, len(payload))
+            self.admission.release(held)
             raise
         if not created:  # lost a race with the same request_id
-            self.admission.release(client, len(payload))
+            self.admission.release(held)
             return self._submit_response(rec, duplicate=True)
+        self.admission.rekey(held, rec.job_id)  # released when its watcher ends
         try:
-            self._launch(rec.job_id, req, len(payload), prepared, client)
+            self._launch(rec.job_id, req, len(payload), prepared)
         except ServiceError:
-            self.admission.release(client, len(payload))
+            self.admission.release(rec.job_id)
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
             self._notify()
             raise
@@ -332,35 +325,63 @@ class ProvingService:
                                f"no job {job_id!r} (never submitted, or past the store's retention)")
         return rec
 
-    def _check(self, req: pb.SubmitProofRequest) -> list[PartitionInput]:
-        """Validate a request against its circuit's input schema before anything is stored
-        (cuzk.server.validation); the engine's partitions come back, parsed once."""
+    def _check(self, req: pb.SubmitProofRequest) -> list[Any] | None:
+        """Validate a request against its circuit before anything is stored. A job input is
+        checked and split by its circuit here: the partitions' inputs come back."""
         info = self._circuit(req.circuit_id)
         if req.priority not in _PRIORITY:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown priority {req.priority}")
+        if req.job_input:
+            return self._check_job_input(info, req)
+        self._check_partitions(info, req)
+        return None
+
+    def _check_partitions(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> None:
+        """Each partition against its circuit's input schema (cuzk.server.validation)."""
         parts = [validation.Partition(p.witness, p.inputs, p.inputs_json) for p in req.partitions]
 
-        def load_key() -> None:
+        def load_key() -> None:  # the curve and variable count of a witness come from the key
             try:
                 self.engine.preload(info.circuit_id)
             except Exception as exc:
                 raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
                                    f"cannot load the key of {info.circuit_id!r}: {exc}") from exc
 
+        self._validated(lambda: validation.check_partitions(
+            info, parts, load_key, self.admission.limits.max_partitions_per_job))
+
+    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> list[Any]:
+        return self._validated(lambda: validation.check_job_input(
+            info, bytes(req.job_input), len(req.partitions),
+            self.admission.limits.max_partitions_per_job))
+
+    @staticmethod
+    def _validated(check: Any) -> Any:
+        """check() with its refusals as gRPC statuses: INVALID_ARGUMENT, RESOURCE_EXHAUSTED."""
         try:
-            return validation.check_request(info, parts, bytes(req.job_input), load_key,
-                                            self.admission.limits.max_partitions_per_job)
+            return check()
         except validation.RequestInvalid as exc:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
         except ResourceBound as exc:
             raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
 
-    def _to_engine(self, req: pb.SubmitProofRequest, parts: list[PartitionInput]) -> JobRequest:
+    def _to_engine(self, req: pb.SubmitProofRequest, prepared: list[Any] | None = None) -> JobRequest:
+        if prepared is not None:  # a job input, checked and split by _check
+            parts = [PartitionInput(inputs=x) for x in prepared]
+            return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
+        parts = []
+        for p in req.partitions:
+            if p.witness:
+                w = np.frombuffer(p.witness, dtype="<u8").reshape(-1, 4)
+                parts.append(PartitionInput(witness=w))
+            elif p.inputs_json:
+                parts.append(PartitionInput(inputs=json.loads(p.inputs_json)))
+            else:
+                parts.append(PartitionInput(inputs=bytes(p.inputs)))
         return JobRequest(req.request_id, req.circuit_id, parts, _PRIORITY[req.priority])
 
     def _launch(self, job_id: str, req: pb.SubmitProofRequest, nbytes: int,
-                prepared: list[PartitionInput], client: str) -> None:
-        """Hand a job to the engine; its admission (bytes, client) is released when it ends."""
+                prepared: list[Any] | None = None) -> None:
         try:
             eid = self.engine.submit(self._to_engine(req, prepared))
         except (ValueError, TypeError, KeyError) as exc:
@@ -368,7 +389,8 @@ class ProvingService:
         except Exception as exc:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"engine refused the job: {exc}") from None
         with self._lock:
-            self._live[job_id] = _Live(engine_job_id=eid, client=client)
+            self._live[job_id] = _Live(engine_job_id=eid)
+            self.admission.hold(job_id, nbytes)  # held already unless recovered at start
         t = threading.Thread(target=self._watch, args=(job_id, eid, nbytes),
                              name=f"cuzk-watch-{job_id[:8]}", daemon=True)
         t.start()
@@ -405,9 +427,9 @@ class ProvingService:
                 log.info("job %s (%s) %s in %.0f ms%s", job_id, res.request_id, state,
                          res.timings.get("total_ms", 0.0), f": {res.error}" if res.error else "")
         with self._lock:
-            gone = self._live.pop(job_id, None)
+            self._live.pop(job_id, None)
+            self.admission.release(job_id)
             self._done_cv.notify_all()
-        self.admission.release(gone.client if gone is not None else "", nbytes)
 
     def _partition_timings(self, eid: str) -> list[dict[str, float]]:
         """Per-partition synthesis and GPU kernel time from the engine's TIMELINE events."""

@@ -250,15 +250,30 @@ def check_request(info: CircuitInfo, partitions: Sequence[Partition], job_input:
                   load_key: KeyLoader, max_partitions: int | None = None) -> list[PartitionInput]:
     """The engine's partitions for a request, or RequestInvalid (ResourceBound past
     `max_partitions`). Nothing is stored by this."""
-    schema = schema_for(info)
     if job_input:
-        if not schema.takes_job_input:
-            schema.job_input(info, job_input)  # raises: this circuit takes partitions
-        if len(partitions):
-            raise RequestInvalid("give job_input or partitions, not both")
-        parts = schema.job_input(info, job_input)
-        _count(info, len(parts), max_partitions, "the job input makes ")
+        parts = check_job_input(info, job_input, len(partitions), max_partitions)
         return [PartitionInput(inputs=x) for x in parts]
+    return check_partitions(info, partitions, load_key, max_partitions)
+
+
+def check_job_input(info: CircuitInfo, raw: bytes, n_partitions: int = 0,
+                    max_partitions: int | None = None) -> list[Any]:
+    """A job input read, checked and split by its circuit: the partitions' inputs."""
+    schema = schema_for(info)
+    if not schema.takes_job_input:
+        schema.job_input(info, raw)  # raises: this circuit takes partitions
+    if n_partitions:
+        raise RequestInvalid("give job_input or partitions, not both")
+    parts = schema.job_input(info, raw)
+    _count(info, len(parts), max_partitions, "the job input makes ")
+    return parts
+
+
+def check_partitions(info: CircuitInfo, partitions: Sequence[Partition], load_key: KeyLoader,
+                     max_partitions: int | None = None) -> list[PartitionInput]:
+    """Each partition checked against the circuit's schema (the count first, so a huge job is
+    refused before any of it is parsed)."""
+    schema = schema_for(info)
     if schema.takes_job_input:
         raise RequestInvalid(f"circuit {info.circuit_id!r} takes one job input (job_input), "
                              "not partitions")
