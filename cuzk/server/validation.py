@@ -69,9 +69,6 @@ class InputSchema:
     takes_job_input = False
     generates_witness = False  # has a witness generator: partitions may send inputs
 
-    def describe(self) -> str:
-        return self.kind
-
     def partition(self, info: CircuitInfo, index: int, p: Partition,
                   load_key: KeyLoader) -> PartitionInput:
         if p.witness:
@@ -82,8 +79,7 @@ class InputSchema:
                 raise RequestInvalid(f"circuit {info.circuit_id!r} has no witness generator; "
                                      f"send the full witness, not {given}", index)
             return self.inputs(info, index, p)
-        raise RequestInvalid("is empty: set witness, inputs or inputs_json", None,
-                             f"partition {index}")
+        raise RequestInvalid(f"partition {index} is empty: set witness, inputs or inputs_json")
 
     def inputs(self, info: CircuitInfo, index: int, p: Partition) -> PartitionInput:
         raise NotImplementedError
@@ -124,7 +120,7 @@ def _seed(v: Any, index: int) -> int:
             raise RequestInvalid(f"is {v}, not an integer", index, where)
         raise RequestInvalid(f"is {_type_name(v)} ({_short(v)}), not an integer", index, where)
     if not 0 <= v < SEED_LIMIT:
-        raise RequestInvalid(f"is {v}, out of range: 0 <= seed < 2^64", index, where)
+        raise RequestInvalid(f"is {_short(v)}, out of range: 0 <= seed < 2^64", index, where)
     return v
 
 
@@ -190,9 +186,6 @@ class JobInputSchema(InputSchema):
 
     def __init__(self, what: str = "job input") -> None:
         self.what = what
-
-    def describe(self) -> str:
-        return f"job_input ({self.what})"
 
     def partition(self, info: CircuitInfo, index: int, p: Partition,
                   load_key: KeyLoader) -> PartitionInput:
