@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("cuzk.server")
 
 SEED_LIMIT = 2**64  # a synthetic circuit's witness is determined by the seed's low 64 bits
+# Deepest JSON nesting a request may carry. json's C decoder recurses per level: past the
+# recursion limit (which a library may raise, py_ecc to 100000) it overflows the C stack.
+MAX_JSON_DEPTH = 256
 
 
 class RequestInvalid(ValueError):
@@ -196,6 +199,9 @@ class JobInputSchema(InputSchema):
         split = info.spec.job_input
         if split is None:
             raise RequestInvalid(f"circuit {info.circuit_id!r} has no job input reader")
+        if json_depth(_json_part(bytes(raw))) > MAX_JSON_DEPTH:
+            raise RequestInvalid(f"job input refused: the {self.what} nests deeper than "
+                                 f"{MAX_JSON_DEPTH} levels")
         try:
             return list(split(bytes(raw)))
         except json.JSONDecodeError as exc:
@@ -305,12 +311,46 @@ def parse_json(text: str, index: int, field: str = "inputs_json") -> Any:
     def no_constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")
 
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise RequestInvalid(f"is not JSON: nested too deeply (more than {MAX_JSON_DEPTH} "
+                             "levels)", index, field)
     try:
         return json.loads(text, parse_constant=no_constant)
     except RecursionError:
         raise RequestInvalid("is not JSON: nested too deeply", index, field) from None
     except ValueError as exc:
         raise RequestInvalid(f"is not JSON: {exc}", index, field) from None
+
+
+def json_depth(data: bytes | str) -> int:
+    """An upper bound on JSON nesting beyond MAX_JSON_DEPTH (0 when too few brackets to
+    reach it): the deepest running count of opening brackets less closing ones, brackets
+    inside strings counted too. Linear, in chunks at numpy speed."""
+    if isinstance(data, str):
+        if data.count("[") + data.count("{") <= MAX_JSON_DEPTH:
+            return 0
+        data = data.encode("utf-8", "surrogatepass")
+    elif data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
+        return 0
+    deepest = level = 0
+    chunk = 1 << 20
+    for lo in range(0, len(data), chunk):
+        a = np.frombuffer(data, np.uint8, min(chunk, len(data) - lo), lo)
+        step = ((a == 0x5B) | (a == 0x7B)).astype(np.int32) - ((a == 0x5D) | (a == 0x7D))
+        run = np.cumsum(step) + level
+        deepest = max(deepest, int(run.max()))
+        level = int(run[-1])
+    return deepest
+
+
+def _json_part(raw: bytes) -> bytes:
+    """The JSON a job input holds: all of it when it is text, else its first line (a JSON
+    header before binary data, as the PoSt and update job inputs are)."""
+    try:
+        raw.decode("utf-8")
+        return raw
+    except UnicodeDecodeError:
+        return raw.split(b"\n", 1)[0]
 
 
 def check_fields(obj: dict[str, Any], known: Sequence[str], required: Sequence[str],

@@ -159,3 +159,22 @@ def test_every_configured_kind_declares_a_schema(tmp_path: Path) -> None:
     for table, cls in kinds.values():
         info = circuits.build("c", table)
         assert isinstance(info.schema, cls) and validation.schema_for(info) is info.schema
+
+
+def test_deep_json_with_a_raised_recursion_limit(service: ProvingService) -> None:
+    """A library may raise the recursion limit (py_ecc sets 100000); json's C decoder would
+    then overflow the C stack on deep nesting: it is refused before it is decoded."""
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 100_000))
+    try:
+        _refused(service, _req("tiny-any", [_json("[" * 200_000 + "]" * 200_000)]),
+                 "partition 0: inputs_json is not JSON: nested too deeply (more than 256 levels)")
+        info = _info(lambda raw: [json.loads(raw)])
+        with pytest.raises(validation.RequestInvalid, match="nests deeper than 256 levels"):
+            validation.check_request(info, [], b"{" * 200_000, lambda: None)
+    finally:
+        sys.setrecursionlimit(old)
+    assert validation.json_depth('{"a": [[1, 2], [3]], "b": "' + "[" * 300 + '"}') == 301
+    assert validation.json_depth("[1]" * 1000) == 1 and validation.json_depth("[[1]]") == 0
