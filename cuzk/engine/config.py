@@ -28,6 +28,7 @@ _ALIASES = {
     "synthesis.evaluate_on": "evaluate_on",
     "pipeline.synthesis_concurrency": "synthesis_concurrency",
     "pipeline.max_gpu_queue_depth": "max_gpu_queue_depth",
+    "pipeline.fair_quantum": "fair_quantum",
     "srs.memory_budget_bytes": "srs_memory_budget_bytes",
     "srs.key_cache_dir": "key_cache_dir",
     "memory.srs_budget_bytes": "srs_memory_budget_bytes",
@@ -50,6 +51,9 @@ class EngineConfig:
     # "auto": device when every device backend can (CUDA; far faster than the host's cores).
     evaluate_on: str = "auto"
     synthesis_concurrency: int = 1  # jobs synthesizing at once
+    # Partitions a job synthesizes before it yields its slot to a waiting job of its priority
+    # (jobs of equal priority take turns: a small job behind a large one waits this long).
+    fair_quantum: int = 1
     max_gpu_queue_depth: int = 4  # synthesized partitions waiting for a GPU worker
     srs_memory_budget_bytes: int = 0  # HOT-tier key bytes; 0 = unlimited
     key_cache_dir: str | None = None
@@ -71,7 +75,7 @@ class EngineConfig:
 
     def validate(self) -> None:
         ints_pos = ("gpu_workers_per_device", "partition_workers", "synthesis_concurrency",
-                    "max_gpu_queue_depth", "keep_jobs")
+                    "max_gpu_queue_depth", "keep_jobs", "fair_quantum")
         for name in ints_pos:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

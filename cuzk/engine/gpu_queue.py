@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# Sort key: smaller first. Callers pass (-priority, job_seq, partition_index).
+# Sort key: smaller first. Callers pass Job.gpu_key: (-priority, fair-queueing tag, job_seq,
+# partition_index).
 Key = tuple
 
 

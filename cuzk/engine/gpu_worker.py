@@ -202,7 +202,7 @@ class GpuWorker:
         if self._devices.healthy():
             # its queue slot was its own: put back past the capacity, ahead of newer items
             try:
-                self._queue.put_back((*job.queue_key, item.index), item)
+                self._queue.put_back(job.gpu_key(item.index), item)
             except QueueClosed:  # stopping
                 return False
             return True

@@ -1,9 +1,17 @@
 """Jobs: their records, admission to synthesis, the next partition to synthesize, and the end.
 
 A job is PENDING until one of `synthesis_concurrency` slots takes it (highest priority first,
-then the oldest); partition workers then take its partitions in order, the highest-priority
-job with partitions left first. A job leaves its slot once every partition is synthesized, so
-the next job's synthesis overlaps its GPU work. It finishes once (completed, failed or
+then the one waiting longest); partition workers then take its partitions in order, the
+highest-priority job with partitions left first. A job leaves its slot once every partition is
+synthesized, so the next job's synthesis overlaps its GPU work.
+
+Jobs of equal priority take turns at partition granularity, so a small job behind a large one
+waits for a few partitions, not the whole job: a job that has had `fair_quantum` partitions of
+its turn yields its slot to a waiting job of its priority (and goes to the back of the line),
+and a waiting job of higher priority takes a slot at once. Each partition gets a fair-queueing
+tag when it starts (the priority's virtual clock, or its job's previous tag + 1, whichever is
+later), which orders it in the GPU queue after priority: jobs of a priority interleave there
+too, each in its own partition order. It finishes once (completed, failed or
 cancelled); a failed or cancelled job's queued partitions leave the GPU queue and give their
 buffers back, and its key is released once no partition of it is in flight.
 
@@ -23,8 +31,9 @@ from typing import Any
 
 from cuzk.engine.buffers import HostBufferPool, Lease
 from cuzk.engine.config import EngineConfig
+from cuzk.engine.errors import HOST_STAGES, failure_message, is_ours
 from cuzk.engine.gpu_queue import BoundedPriorityQueue
-from cuzk.engine.srs import SrsManager
+from cuzk.engine.srs import KeyTier, SrsManager
 from cuzk.engine.timeline import Timeline
 from cuzk.engine.types import (
     CircuitSpec,
@@ -54,6 +63,10 @@ class Job:
     proved: int = 0
     inflight: int = 0  # partitions between synthesis start and leaving the pipeline
     in_slot: bool = False
+    turn: int = 0  # its place in line among waiting jobs of its priority
+    turn_used: int = 0  # partitions handed out since it last took a slot
+    last_tag: int | None = None  # its latest partition's fair-queueing tag
+    tags: dict[int, int] = field(default_factory=dict)  # partition -> tag, while in flight
     pk: Any = None
     key_held: bool = False
     key_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -74,10 +87,10 @@ class Job:
     def finished(self) -> bool:
         return self.state.finished
 
-    @property
-    def queue_key(self) -> tuple[int, int]:
-        """Its partitions' order in the GPU queue: priority, then the older job."""
-        return -int(self.priority), self.seq
+    def gpu_key(self, idx: int) -> tuple[int, int, int, int]:
+        """Partition idx's order in the GPU queue: priority, its fair-queueing tag, then the
+        older job and the partition's index."""
+        return -int(self.priority), self.tags.get(idx, 0), self.seq, idx
 
 
 @dataclass
@@ -105,9 +118,11 @@ class Jobs:
         self._cv = threading.Condition(self.lock)
         self._jobs: dict[str, Job] = {}
         self._by_request: dict[str, str] = {}
-        self._pending: list[tuple[int, int, str]] = []  # (-priority, seq, job_id)
+        self._pending: list[tuple[int, int, str]] = []  # (-priority, turn, job_id)
         self._active: list[Job] = []  # jobs holding a synthesis slot
         self._seq = itertools.count()
+        self._turns = itertools.count()
+        self._vclock: dict[int, int] = {}  # priority -> latest fair-queueing tag handed out
         self.accepting = False
         self.stopping = False
         self.buffered = 0  # synthesized partitions alive (queued, on a GPU worker, blocked)
@@ -126,7 +141,7 @@ class Jobs:
             job.request.priority = Priority(request.priority)
             self._jobs[job_id] = job
             self._by_request[request.request_id] = job_id
-            heapq.heappush(self._pending, (-int(job.priority), seq, job_id))
+            self._wait_turn(job)
             self._admit()
             self._forget_old_jobs()
             self._cv.notify_all()
@@ -164,8 +179,41 @@ class Jobs:
             if job is None or job.finished:
                 continue
             job.in_slot = True
+            job.turn_used = 0
             job.state = JobState.RUNNING
             self._active.append(job)
+
+    def _wait_turn(self, job: Job) -> None:
+        job.turn = next(self._turns)
+        heapq.heappush(self._pending, (-int(job.priority), job.turn, job.job_id))
+
+    def _rotate(self) -> None:
+        """Fair turns: while a job waits for a slot, a job in one that has had its quantum at
+        the waiting job's priority, or any of a lower priority, yields it (lowest priority
+        first, then the longest turn). Only a job with partitions left to hand out yields:
+        the others leave their slots as their last partitions finish synthesis. A turn at
+        equal priority goes to a job of the same circuit or one whose key is HOT already:
+        taking turns must not make more keys HOT at once than the slots would."""
+        quantum = self._config.fair_quantum
+        while self._pending:
+            head = self._jobs.get(self._pending[0][2])
+            if head is None or head.finished or head.in_slot:
+                heapq.heappop(self._pending)
+                continue
+            cid = head.request.circuit_id
+            hot = cid in self._srs and self._srs.tier(cid) == KeyTier.HOT
+            victims = [j for j in self._active
+                       if not j.finished and j.next_partition < j.n
+                       and (j.priority < head.priority
+                            or (j.priority == head.priority and j.turn_used >= quantum
+                                and (hot or j.request.circuit_id == cid)))]
+            if not victims:
+                return
+            victim = min(victims, key=lambda j: (int(j.priority), -j.turn_used, -j.seq))
+            victim.in_slot = False
+            self._active.remove(victim)
+            self._wait_turn(victim)
+            self._admit()
 
     def _release_slot(self, job: Job) -> None:
         if job.in_slot:
@@ -180,16 +228,29 @@ class Jobs:
             while True:
                 if self.stopping:
                     return None
+                self._rotate()
                 ready = [j for j in self._active if not j.finished and j.next_partition < j.n]
                 if ready:
-                    job = min(ready, key=lambda j: (-int(j.priority), j.seq))
+                    job = min(ready, key=lambda j: (-int(j.priority), self._next_tag(j), j.seq))
                     idx = job.next_partition
                     job.next_partition += 1
+                    job.turn_used += 1
                     job.inflight += 1
+                    tag = self._next_tag(job)
+                    job.tags[idx] = job.last_tag = tag
+                    p = int(job.priority)
+                    self._vclock[p] = max(self._vclock.get(p, tag), tag)
                     if job.t_first_synth is None:
                         job.t_first_synth = self._timeline.now_ms()
                     return job, idx
                 self._cv.wait()
+
+    def _next_tag(self, job: Job) -> int:
+        """The tag job's next partition would get: the priority's virtual clock, or one past
+        the job's previous tag when that is later (a job that waited starts at the clock, so
+        it neither jumps ahead for the time it waited nor falls behind)."""
+        clock = self._vclock.get(int(job.priority), 0)
+        return clock if job.last_tag is None else max(clock, job.last_tag + 1)
 
     def stop(self) -> None:
         """Workers waiting for a task return."""
@@ -249,6 +310,8 @@ class Jobs:
             self.unbuffer(item)
         with self.lock:
             job.inflight -= 1
+            if item is not None:
+                job.tags.pop(item.index, None)
         self._maybe_release_key(job)
 
     # --- the job's key --------------------------------------------------------------------
@@ -298,8 +361,12 @@ class Jobs:
 
     def fail(self, job: Job, idx: int, stage: str, exc: BaseException) -> None:
         """The job fails with the partition and the stage that failed named."""
-        msg = f"partition {idx}: {stage} failed: {type(exc).__name__}: {exc}"
-        log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
+        msg = failure_message(idx, stage, exc)
+        if is_ours(exc) or stage not in HOST_STAGES:
+            log.debug("job %s %s\n%s", job.job_id, msg, traceback.format_exc())
+        else:  # the client sees no Python text: the log keeps it
+            log.error("job %s partition %d: %s failed", job.job_id, idx, stage,
+                      exc_info=(type(exc), exc, exc.__traceback__))
         self.finish(job, JobState.FAILED, msg)
 
     def fail_queued(self, exc: BaseException) -> None:

@@ -50,9 +50,10 @@ class SynthesisWorker:
             try:
                 self._synthesize(w, job, idx)
             except Exception as exc:  # never let a worker die; the job carries the error
-                self._jobs.fail(job, idx, "synthesis", exc)
+                self._jobs.fail(job, idx, w.stage, exc)
             finally:
                 w.job_id = w.partition = None
+                w.stage = "synthesis"
 
     def _synthesize(self, w: Worker, job: Job, idx: int) -> None:
         jobs, timeline, ph = self._jobs, self._timeline, self._phases
@@ -62,7 +63,9 @@ class SynthesisWorker:
         try:
             if job.finished:
                 return
+            w.stage = "loading the key"
             pk = jobs.ensure_key(job)
+            w.stage = "witness generation"
             if job.finished:
                 return
             part = job.request.partitions[idx]
@@ -78,6 +81,7 @@ class SynthesisWorker:
             elif witness is None:
                 witness = job.spec.witness_fn(part.inputs, idx)
             witness = np.ascontiguousarray(witness, dtype=np.uint64)
+            w.stage = "synthesis"
             if pooled and lease is None:
                 lease = self._lease(job, pk)
                 if lease is None:  # cancelled (or stopping) while waiting for buffers
@@ -103,12 +107,13 @@ class SynthesisWorker:
             def on_enqueue() -> None:
                 item.t_queued = timeline.emit(
                     "GPU_QUEUE", job.job_id, partition=idx, worker=w.name,
-                    priority=job.priority.name, depth=len(self._queue))
+                    priority=job.priority.name, depth=len(self._queue),
+                    tag=job.gpu_key(idx)[1])  # its fair-queueing turn among its priority
 
             if self._devices.none_left():
                 jobs.fail(job, idx, "proving", self._devices.none_left_error())
                 return
-            if self._queue.put((*job.queue_key, idx), item, abort=lambda: job.finished,
+            if self._queue.put(job.gpu_key(idx), item, abort=lambda: job.finished,
                                on_enqueue=on_enqueue):
                 item, handed_over = None, True  # the GPU side owns it now
                 if self._devices.none_left():  # lost while this one went in: nobody takes it

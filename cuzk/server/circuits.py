@@ -33,6 +33,7 @@ from typing import Any
 
 from cuzk.engine.types import CircuitSpec
 from cuzk.model.keys import ProvingKey
+from cuzk.server import validation
 from cuzk.settings import ConfigError
 
 _TABLE_KEYS = {"synthetic", "filecoin", "key", "zkey", "r1cs", "wasm", "partitions", "description"}
@@ -47,6 +48,8 @@ class CircuitInfo:
     curve: Any = None  # cuzk.curves.Curve, once the key has been seen
     n_vars: int | None = None
     filecoin: dict[str, Any] | None = None  # the `filecoin` table: routes Curio's proof kinds here
+    # What its jobs may carry, checked at submit (cuzk.server.validation); None: implied by spec
+    schema: validation.InputSchema | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def learn(self, pk: ProvingKey) -> ProvingKey:
@@ -219,18 +222,22 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
         if not isinstance(params, dict):
             raise ConfigError(f"{where} synthetic = {params!r}: expected a table")
         spec = _synthetic_spec(where, params)
-        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True)
+        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True,
+                           schema=validation.SeedSchema())
     elif kind == "filecoin":
         params = table["filecoin"]
         if not isinstance(params, dict):
             raise ConfigError(f"{where} filecoin = {params!r}: expected a table")
         spec = _filecoin_spec(where, params)
-        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True, filecoin=dict(params))
+        info = CircuitInfo(circuit_id, spec, parts, takes_inputs=True, filecoin=dict(params),
+                           schema=validation.JobInputSchema(
+                               "C1 output" if params.get("proof") == "porep" else "job input"))
     else:
         path = Path(str(table[kind])).expanduser()
         if not path.exists():
             raise ConfigError(f"{where} {kind} = {str(table[kind])!r}: file not found")
-        info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts)
+        info = CircuitInfo(circuit_id, CircuitSpec(key=path), parts,
+                           schema=validation.WitnessSchema())
         spec = info.spec
 
     if "wasm" in table:
@@ -241,6 +248,7 @@ def build(circuit_id: str, table: dict[str, Any]) -> CircuitInfo:
             raise ConfigError(f"{where} wasm = {str(table['wasm'])!r}: file not found")
         spec.witness_fn = _wasm_witness_fn(wasm_path, info)
         info.takes_inputs = True
+        info.schema = validation.CircomSchema(wasm_path)
 
     if "r1cs" in table:
         if kind in ("synthetic", "filecoin"):

@@ -32,6 +32,7 @@ from cuzk.engine.srs import KeyTier
 from cuzk.engine.types import CircuitSpec, JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
+from cuzk.server.limits import Limits
 from cuzk.server.proto import pb
 from cuzk.server.service import STORE_TO_PB, ProvingService, ServiceError
 from cuzk.server.store.postgres import NOTIFY_DONE, NOTIFY_WORK, Claim, PostgresJobStore
@@ -87,9 +88,9 @@ class ClusterService(ProvingService):
     def __init__(self, engine: Engine, store: PostgresJobStore,
                  circuits: dict[str, CircuitInfo], settings: dict[str, Any],
                  max_pending_jobs: int = 1024, max_pending_bytes: int = 2 * 2**30,
-                 on_job_done: Any = None) -> None:
+                 on_job_done: Any = None, limits: Limits | None = None) -> None:
         super().__init__(engine, store, circuits, max_pending_jobs, max_pending_bytes,
-                         on_job_done)
+                         on_job_done, limits)
         self.pg = store
         self.node_id = settings.get("node_id") or default_node_id()
         self.lease_s = float(settings.get("lease", 30.0))
@@ -162,7 +163,9 @@ class ClusterService(ProvingService):
 
     # --- requests -------------------------------------------------------------------------
 
-    def submit(self, req: pb.SubmitProofRequest) -> pb.SubmitProofResponse:
+    def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
+        """Per-request bounds apply here; the pending-job bound counts the cluster's unfinished
+        jobs (the per-client ones are a single daemon's and are not kept in the store)."""
         if not req.request_id:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                "request_id is empty: set a unique id per request (it makes retries safe)")
@@ -170,6 +173,7 @@ class ClusterService(ProvingService):
             existing = self.pg.get_by_request(req.request_id)
             if existing is not None:
                 return self._submit_response(existing, duplicate=True)
+            self._validated(lambda: self.admission.check_size(req.ByteSize()))
             plan = self._check(req)
             n_partitions = len(plan.parts) if plan.parts is not None else len(req.partitions)
             payload = req.SerializeToString()
@@ -178,16 +182,16 @@ class ClusterService(ProvingService):
                     raise ServiceError(grpc.StatusCode.UNAVAILABLE,
                                        "the daemon is shutting down; submit to another daemon")
             unfinished = self.pg.unfinished()
-            if unfinished >= self.max_pending_jobs:
+            if unfinished >= self.admission.limits.max_pending_jobs:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"{unfinished} jobs are unfinished in the cluster (limit [daemon] "
-                    f"max_pending_jobs = {self.max_pending_jobs}); retry later")
-            if len(payload) > self.max_pending_bytes:
+                    f"max_pending_jobs = {self.admission.limits.max_pending_jobs}); retry later")
+            if len(payload) > self.admission.limits.max_pending_bytes:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"the request ({len(payload)} B) is larger than [memory] max_pending_bytes = "
-                    f"{self.max_pending_bytes}")
+                    f"{self.admission.limits.max_pending_bytes}")
             rec, created = self.pg.insert(
                 req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
                 submitted_to=self.node_id)

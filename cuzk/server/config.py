@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.engine import pools
+from cuzk.server.limits import Limits
 from cuzk.settings import ConfigError
 
 DEFAULT_PORT = 9820
@@ -171,6 +172,9 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
         "max_message_bytes": (parse_size, 256 * 2**20),
         "grpc_threads": (_int(4, 4096), 64),
         "max_pending_jobs": (_int(1), 1024),
+        "max_pending_jobs_per_client": (_int(1), 256),
+        "max_partitions_per_job": (_int(1), 128),
+        "max_request_bytes": (parse_size, 256 * 2**20),
         "shutdown_grace_s": (parse_duration, 30.0),
     },
     "srs": {
@@ -181,6 +185,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     "memory": {
         "srs_budget_bytes": (parse_size, 0),
         "max_pending_bytes": (parse_size, 2 * 2**30),
+        "max_pending_bytes_per_client": (parse_size, 2**30),
     },
     "gpus": {
         "devices": (_devices, "auto"),
@@ -202,6 +207,7 @@ SCHEMA: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     "pipeline": {
         "synthesis_concurrency": (_int(1, 1024), 1),
         "max_gpu_queue_depth": (_int(1, 4096), 4),
+        "fair_quantum": (_int(1, 1 << 20), 1),
         "verify_after_prove": (_bool, False),
     },
     "store": {
@@ -250,6 +256,7 @@ ENGINE_KEYS: dict[str, tuple[str, str]] = {
     "evaluate_on": ("synthesis", "evaluate_on"),
     "synthesis_concurrency": ("pipeline", "synthesis_concurrency"),
     "max_gpu_queue_depth": ("pipeline", "max_gpu_queue_depth"),
+    "fair_quantum": ("pipeline", "fair_quantum"),
     "verify_after_prove": ("pipeline", "verify_after_prove"),
     "srs_memory_budget_bytes": ("memory", "srs_budget_bytes"),
     "key_cache_dir": ("srs", "key_cache_dir"),
@@ -290,6 +297,16 @@ class DaemonConfig:
                 v = [] if v == "auto" else ([f"cuda:{d}" for d in v] if v else ["cpu"])
             out[key] = v
         return out
+
+    def limits(self) -> Limits:
+        """What one request and one client may ask of the daemon (cuzk.server.limits)."""
+        d, m = self.sections["daemon"], self.sections["memory"]
+        return Limits(max_partitions_per_job=d["max_partitions_per_job"],
+                      max_request_bytes=d["max_request_bytes"],
+                      max_pending_jobs=d["max_pending_jobs"],
+                      max_pending_bytes=m["max_pending_bytes"],
+                      max_pending_jobs_per_client=d["max_pending_jobs_per_client"],
+                      max_pending_bytes_per_client=m["max_pending_bytes_per_client"])
 
     def store_path(self) -> Path:
         return Path(self.sections["store"]["path"]).expanduser()

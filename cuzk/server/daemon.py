@@ -119,12 +119,9 @@ class Daemon:
             from cuzk.server.cluster import ClusterService  # psycopg only for a cluster
 
             self.service: ProvingService = ClusterService(
-                self.engine, self.store, infos, c["store"], d["max_pending_jobs"],
-                c["memory"]["max_pending_bytes"])
+                self.engine, self.store, infos, c["store"], limits=c.limits())
         else:
-            self.service = ProvingService(
-                self.engine, self.store, infos, d["max_pending_jobs"],
-                c["memory"]["max_pending_bytes"])
+            self.service = ProvingService(self.engine, self.store, infos, limits=c.limits())
         self.metrics = Metrics(self.service)
         self.service.on_job_done = self.metrics.job_done
         token = c.auth_token

@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from cuzk.server.limits import client_of
 from cuzk.server.metrics import Metrics
 from cuzk.server.proto import pb, rpc
 from cuzk.server.service import ProvingService, ServiceError
@@ -34,7 +35,7 @@ class _Servicer(rpc.ProvingEngineServicer):
             context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
 
     def SubmitProof(self, request: pb.SubmitProofRequest, context: grpc.ServicerContext) -> Any:
-        resp = self._call(context, lambda: self.s.submit(request))
+        resp = self._call(context, lambda: self.s.submit(request, client_of(context.peer())))
         if not resp.duplicate:
             self.m.submitted.inc()
         return resp

@@ -26,8 +26,10 @@ from cuzk.engine.status import WorkerStatus
 from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import proof_kinds as pk
 from cuzk.server import store as st
+from cuzk.server import validation
 from cuzk.server.circuits import CircuitInfo
 from cuzk.server.device_memory import device_memory, device_name
+from cuzk.server.limits import Admission, Limits, ResourceBound
 from cuzk.server.proto import pb
 
 log = logging.getLogger("cuzk.server")
@@ -108,18 +110,20 @@ class ProvingService:
         max_pending_jobs: int = 1024,
         max_pending_bytes: int = 2 * 2**30,
         on_job_done: Any = None,
+        limits: Limits | None = None,
     ) -> None:
         self.engine = engine
         self.store = store
         self.circuits = circuits
-        self.max_pending_jobs = max_pending_jobs
-        self.max_pending_bytes = max_pending_bytes
+        # What one job and one client may ask (cuzk.server.limits): pending jobs and bytes are
+        # held there from before a job is stored until its watcher ends.
+        self.admission = Admission(limits or Limits(max_pending_jobs=max_pending_jobs,
+                                                    max_pending_bytes=max_pending_bytes))
         self.on_job_done = on_job_done  # callback(record) for metrics
         self.t_start = time.time()
         self._lock = threading.Lock()
         self._done_cv = threading.Condition(self._lock)
         self._live: dict[str, _Live] = {}  # store job_id -> engine job, while not done
-        self._pending_bytes = 0
         self._accepting = False
         self._shutting_down = False
         self.completed = 0
@@ -165,13 +169,15 @@ class ProvingService:
 
     # --- requests -------------------------------------------------------------------------
 
-    def submit(self, req: pb.SubmitProofRequest) -> pb.SubmitProofResponse:
+    def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
+        """`client`: who sends it (cuzk.server.limits.client_of), for the per-client bounds."""
         if not req.request_id:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                "request_id is empty: set a unique id per request (it makes retries safe)")
         existing = self.store.get_by_request(req.request_id)
         if existing is not None:
             return self._submit_response(existing, duplicate=True)
+        self._validated(lambda: self.admission.check_size(req.ByteSize()))
         plan = self._check(req)
         n_partitions = len(plan.parts) if plan.parts is not None else len(req.partitions)
         payload = req.SerializeToString()
@@ -179,34 +185,24 @@ class ProvingService:
             if not self._accepting:
                 raise ServiceError(grpc.StatusCode.UNAVAILABLE,
                                    "the daemon is shutting down; retry against the restarted daemon")
-            if len(self._live) >= self.max_pending_jobs:
-                raise ServiceError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"{len(self._live)} jobs are pending (limit [daemon] max_pending_jobs = "
-                    f"{self.max_pending_jobs}); retry later",
-                )
-            if self._pending_bytes + len(payload) > self.max_pending_bytes:
-                raise ServiceError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"pending requests hold {self._pending_bytes} bytes; this one ({len(payload)} B) "
-                    f"would pass [memory] max_pending_bytes = {self.max_pending_bytes}; retry later",
-                )
-            # Reserve the slot before the commit so concurrent submits respect the limits.
-            self._live[f"reserve:{req.request_id}"] = _Live()
-            self._pending_bytes += len(payload)
+        # Held before the commit so concurrent submits respect the bounds.
+        held = f"request:{req.request_id}"
+        self._validated(lambda: self.admission.admit(held, client, len(payload)))
         try:
             rec, created = self.store.insert(
                 req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
             )
-        finally:
-            with self._lock:
-                self._live.pop(f"reserve:{req.request_id}", None)
-                self._pending_bytes -= len(payload)
+        except BaseException:
+            self.admission.release(held)
+            raise
         if not created:  # lost a race with the same request_id
+            self.admission.release(held)
             return self._submit_response(rec, duplicate=True)
+        self.admission.rekey(held, rec.job_id)  # released when its watcher ends
         try:
             self._launch(rec.job_id, req, len(payload), plan)
         except ServiceError:
+            self.admission.release(rec.job_id)
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
             self._notify()
             raise
@@ -407,34 +403,7 @@ class ProvingService:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                f"circuit {req.circuit_id!r} takes one job input (job_input), "
                                "not partitions")
-        n = len(req.partitions)
-        if n == 0:
-            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                               "no partitions: send one PartitionInput per partition")
-        if info.partitions is not None and n != info.partitions:
-            raise ServiceError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"circuit {req.circuit_id!r} takes {info.partitions} partition(s) per job, got {n}",
-            )
-        for i, p in enumerate(req.partitions):
-            if p.witness:
-                self._check_witness(info, i, p.witness)
-            elif p.inputs or p.inputs_json:
-                if not info.takes_inputs:
-                    raise ServiceError(
-                        grpc.StatusCode.INVALID_ARGUMENT,
-                        f"partition {i}: circuit {req.circuit_id!r} has no witness generator; "
-                        "send the full witness",
-                    )
-                if p.inputs_json:
-                    try:
-                        json.loads(p.inputs_json)
-                    except ValueError as exc:
-                        raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                                           f"partition {i}: inputs_json is not JSON: {exc}") from None
-            else:
-                raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                                   f"partition {i} is empty: set witness, inputs or inputs_json")
+        self._check_partitions(info, req)
         return plan
 
     def _check_filecoin(self, req: pb.SubmitProofRequest) -> _Plan:
@@ -462,56 +431,36 @@ class ProvingService:
                                f"output's {getattr(reg, 'name', reg)} ({int(reg)})")
         return _Plan(circuit_id, prio, parts)
 
-    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest,
-                         job_input: Any) -> list[Any]:
-        bad = grpc.StatusCode.INVALID_ARGUMENT
-        if info.spec.job_input is None:
-            raise ServiceError(bad, f"circuit {info.circuit_id!r} takes one input per partition, "
-                                    "not a job input")
-        if len(req.partitions):
-            raise ServiceError(bad, "give job_input or partitions, not both")
-        try:
-            parts = list(info.spec.job_input(job_input))
-        except ValueError as exc:
-            raise ServiceError(bad, f"job input refused: {exc}") from None
-        if info.partitions is not None and len(parts) != info.partitions:
-            raise ServiceError(bad, f"circuit {info.circuit_id!r} takes {info.partitions} "
-                                    f"partition(s) per job, the job input makes {len(parts)}")
-        return parts
+    def _check_partitions(self, info: CircuitInfo, req: pb.SubmitProofRequest) -> None:
+        """Each partition against its circuit's input schema (cuzk.server.validation)."""
+        parts = [validation.Partition(p.witness, p.inputs, p.inputs_json) for p in req.partitions]
 
-    def _check_witness(self, info: CircuitInfo, i: int, raw: bytes) -> None:
-        bad = grpc.StatusCode.INVALID_ARGUMENT
-        if len(raw) % 32:
-            raise ServiceError(bad, f"partition {i}: witness is {len(raw)} bytes, not a multiple "
-                                    "of 32 (each Fr value is 4 little-endian uint64 limbs)")
-        if info.n_vars is None:
-            # The variable count and curve come from the key; load it now (jobs need it anyway).
+        def load_key() -> None:  # the curve and variable count of a witness come from the key
             try:
                 self.engine.preload(info.circuit_id)
             except Exception as exc:
                 raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION,
                                    f"cannot load the key of {info.circuit_id!r}: {exc}") from exc
-        n = len(raw) // 32
-        if info.n_vars is not None and n != info.n_vars:
-            raise ServiceError(bad, f"partition {i}: witness has {n} values, circuit "
-                                    f"{info.circuit_id!r} has {info.n_vars} variables")
-        w = np.frombuffer(raw, dtype="<u8").reshape(n, 4)
-        if n and (w[0, 0] != 1 or w[0, 1:].any()):
-            raise ServiceError(bad, f"partition {i}: witness[0] must be 1 (the constant wire)")
-        if info.curve is not None:
-            r = info.curve.r
-            r_limbs = np.array([(r >> (64 * k)) & (2**64 - 1) for k in range(4)], dtype=np.uint64)
-            # Lexicographic compare from the top limb: value >= r anywhere is non-canonical.
-            ge = np.zeros(n, bool)
-            eq = np.ones(n, bool)
-            for k in (3, 2, 1, 0):
-                ge |= eq & (w[:, k] > r_limbs[k])
-                eq &= w[:, k] == r_limbs[k]
-            ge |= eq
-            if ge.any():
-                j = int(np.argmax(ge))
-                raise ServiceError(bad, f"partition {i}: witness value {j} is not below the field "
-                                        f"modulus (send canonical Fr values, not Montgomery form)")
+
+        self._validated(lambda: validation.check_partitions(
+            info, parts, load_key, self.admission.limits.max_partitions_per_job))
+
+    def _check_job_input(self, info: CircuitInfo, req: pb.SubmitProofRequest,
+                         job_input: Any) -> list[Any]:
+        """A job input (bytes, or the Filecoin fields a routed request carries) read, checked
+        and split by its circuit (cuzk.server.validation)."""
+        return self._validated(lambda: validation.check_job_input(
+            info, job_input, len(req.partitions), self.admission.limits.max_partitions_per_job))
+
+    @staticmethod
+    def _validated(check: Any) -> Any:
+        """check() with its refusals as gRPC statuses: INVALID_ARGUMENT, RESOURCE_EXHAUSTED."""
+        try:
+            return check()
+        except validation.RequestInvalid as exc:
+            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        except ResourceBound as exc:
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from None
 
     def _to_engine(self, req: pb.SubmitProofRequest, plan: _Plan) -> JobRequest:
         if plan.parts is not None:  # a job input, checked and split by _check
@@ -537,7 +486,7 @@ class ProvingService:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"engine refused the job: {exc}") from None
         with self._lock:
             self._live[job_id] = _Live(engine_job_id=eid, circuit_id=plan.circuit_id)
-            self._pending_bytes += nbytes
+            self.admission.hold(job_id, nbytes)  # held already unless recovered at start
         t = threading.Thread(target=self._watch, args=(job_id, eid, nbytes),
                              name=f"cuzk-watch-{job_id[:8]}", daemon=True)
         t.start()
@@ -575,7 +524,7 @@ class ProvingService:
                          res.timings.get("total_ms", 0.0), f": {res.error}" if res.error else "")
         with self._lock:
             self._live.pop(job_id, None)
-            self._pending_bytes -= nbytes
+            self.admission.release(job_id)
             self._done_cv.notify_all()
 
     def _partition_timings(self, eid: str) -> list[dict[str, float]]:

@@ -1,7 +1,7 @@
 """The daemon proves circom circuits from input.json: a `[srs.circuits.<id>]` table with a zkey
 and the circuit's `wasm` takes `inputs_json` per partition, and `cuzk await --out DIR --snarkjs`
 (and ProofResult.write_snarkjs) write snarkjs proof_<i>.json / public_<i>.json that snarkjs
-accepts. A bad input fails its job naming the signal."""
+accepts. A bad input is refused at submit, naming the partition and the signal."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import json
 import random
 from pathlib import Path
 
+import grpc
 import pytest
 from daemon_harness import DaemonProc, write_config
 
 from cuzk.cli import main as cli
 from cuzk.server import circuits
+from cuzk.server.client import ClientError
+from cuzk.server.proto import pb
 from cuzk.settings import ConfigError
 from cuzk.tools import snarkjs
 
@@ -53,9 +56,22 @@ def test_inputs_json_jobs(curve: str, circom_artifact, tmp_path: Path,
             assert json.loads((out / "public_0.json").read_text()) == \
                 json.loads(art.public_json.read_text())
 
-            bad = c.prove("circom", [inp, {"pub_x": inp["pub_x"], "pub_k": "1"}], timeout=120)
-            assert bad.status == "FAILED" and not bad.proofs
-            assert "partition 1" in bad.error and "missing input" in bad.error, bad.error
+            # refused at submit, naming the partition and the signal
+            with pytest.raises(ClientError) as exc:
+                c.submit("circom", [inp, {"pub_x": inp["pub_x"], "pub_k": "1"}])
+            assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            msg = exc.value.message
+            assert "partition 1: inputs_json: missing input signal" in msg, msg
+            for bad, needle in ((dict(inp, nope="1"), "'nope', not an input signal"),
+                                (dict(inp, pub_k=[1, 2]), "for signal 'pub_k'"),
+                                (dict(inp, pub_k="x1"), "'x1' is not an integer"),
+                                (pb.PartitionInput(inputs_json="[1]"),
+                                 "is an array, not a JSON object")):
+                with pytest.raises(ClientError) as exc:
+                    c.submit("circom", [inp, bad])
+                assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+                assert "partition 1: " in exc.value.message and needle in exc.value.message, \
+                    exc.value.message
 
         # the CLI: inputs from files, snarkjs files beside the binary proofs
         f = tmp_path / "input.json"

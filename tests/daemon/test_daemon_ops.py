@@ -87,7 +87,8 @@ def test_unix_socket(tmp_path: Path, rng: random.Random) -> None:
 
 def test_retention_loop_removes_only_finished_jobs(tmp_path: Path, rng: random.Random) -> None:
     retention = 1.0  # seconds; the daemon's cleanup loop then runs every second
-    cfg = write_config(tmp_path, sections={"store": {"retention": retention}})
+    cfg = write_config(tmp_path, sections={"store": {"retention": retention}},
+                       max_partitions_per_job=512)  # the long job below has 300
     d = DaemonProc(cfg, tmp_path).start()
     try:
         c = d.client()

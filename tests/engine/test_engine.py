@@ -264,7 +264,7 @@ def test_verify_after_prove_mismatch_fails_job(make_engine, circuit: SyntheticCi
     _corrupt(w, rng)
     r = eng.await_job(eng.submit(JobRequest("vm", CID, [PartitionInput(witness=w)])), 300)
     assert r.state == JobState.FAILED
-    assert "partition 0: verify-after-prove failed: VerifyMismatch" in r.error  # the stage named
+    assert "partition 0: verify-after-prove failed: verify-after-prove rejected" in r.error  # the stage named
 
 
 def test_many_concurrent_jobs(make_engine, pk: ProvingKey, circuit: SyntheticCircuit,

@@ -287,7 +287,7 @@ def test_engine_evaluates_constraints_on_the_device(circuit: SyntheticCircuit, p
         assert bad.state == JobState.FAILED and "does not satisfy" in bad.error
         # checked where the constraints are evaluated
         stage = "constraint evaluation" if on_device else "synthesis"
-        assert f"partition 0: {stage} failed: UnsatisfiedConstraint" in bad.error
+        assert f"partition 0: {stage} failed: witness does not satisfy" in bad.error
         assert evaluations() == (n + 1 if on_device else 0)
         assert eng.evict(CID, KeyTier.WARM)
         assert fake.holding() == 0
