@@ -109,10 +109,17 @@ def test_update_poseidon(capsys: pytest.CaptureFixture[str], tmp_path: Path, no_
 @pytest.mark.slow
 def test_update_sha256(capsys: pytest.CaptureFixture[str], tmp_path: Path, no_params: Path) -> None:
     """1.7 M constraints: the development setup (once per cache) takes a minute or two on
-    two cores, the proof ten seconds."""
+    two cores, the proof ten seconds; swapped or other commitments do not verify."""
     job, info = _gen(capsys, tmp_path, "gen-update", "--seed", "4")
     assert info["proof"] == "snap-update" and info["partitions"] == 1
-    _round_trip(capsys, tmp_path, no_params, "update", job)
+    proof = _round_trip(capsys, tmp_path, no_params, "update", job)
+    flags = ["--registered-proof", "0", "--vanilla", str(tmp_path / "job.json"), "--params",
+             str(no_params)]
+    for old, new, d_new in ((info["comm_r_new"], info["comm_r_old"], info["comm_d_new"]),
+                            (info["comm_r_old"], info["comm_r_new"], info["comm_r_old"])):
+        rc, out, _ = _run(capsys, "verify-update", str(proof), *flags, "--comm-r-old", old,
+                          "--comm-r-new", new, "--comm-d-new", d_new)
+        assert rc == 1 and out.startswith("invalid: partition 0")
 
 
 def _tamper(blob: bytes, at_from_end: int) -> bytes:

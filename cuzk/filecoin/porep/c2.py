@@ -208,7 +208,7 @@ class PoRepCircuit:
     def witness_fn(self) -> Callable[..., np.ndarray]:
         """(a checked C1 output, partition, out=buffer) -> witness: the engine's witness
         generator (CircuitSpec.witness_into: it writes into the partition's buffer)."""
-        return lambda out, k, **kw: self.witness(out, k, kw.get("out"))
+        return lambda c1, k, **kw: self.witness(c1, k, kw.get("out"))
 
     def split_job(self, c1: bytes | str | SealCommitPhase1Output) -> list[SealCommitPhase1Output]:
         """A job's C1 output read and checked (check_c1), once per partition: the engine's
