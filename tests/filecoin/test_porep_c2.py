@@ -176,9 +176,9 @@ def test_through_the_engine(sealed_2k, circuit_2k, keys_2k) -> None:
     try:
         into: list[bool] = []
 
-        def witness(out, k, **kw):  # noqa: ANN001, ANN003, ANN202
+        def witness(c1, k, **kw):  # noqa: ANN001, ANN003, ANN202
             into.append(kw.get("out") is not None)  # the partition's buffer, no second copy
-            return circuit_2k.witness_fn()(out, k, **kw)
+            return circuit_2k.witness_fn()(c1, k, **kw)
 
         eng.register_circuit("porep-2k", CircuitSpec(key=lambda: keys_2k.pk, witness_fn=witness,
                                                      job_input=circuit_2k.split_job,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,7 @@ def test_winning_post_overtakes_queued_porep(sealed_2k, keys_2k, c2_cache: Path,
     """Two PoRep jobs, then a WinningPoSt job sent at NORMAL priority: the circuit makes it
     CRITICAL, so it is synthesized and proved before the PoRep job queued ahead of it (the
     first one was already running). The second PoRep job is cancelled once the WinningPoSt
-    is done (its proof would only cost time here)."""
+    partition is on the worker (its proof would only cost time here)."""
     from cuzk.engine import Engine, EngineConfig, JobRequest, JobState, Priority
     from cuzk.server import circuits
 
@@ -161,9 +162,13 @@ def test_winning_post_overtakes_queued_porep(sealed_2k, keys_2k, c2_cache: Path,
         assert eng.status(win).priority == Priority.CRITICAL
         assert eng.status(queued_porep).priority == Priority.NORMAL
         gate.set()
-        assert eng.await_job(win, timeout=900).state == JobState.COMPLETED
+        deadline = time.monotonic() + 900
+        while not any(e.job_id == win and e.event == "GPU_START" for e in eng.timeline.events()):
+            assert time.monotonic() < deadline, "the WinningPoSt partition never reached a worker"
+            time.sleep(0.05)
         assert eng.status(queued_porep).partitions_proved == 0
         eng.cancel(queued_porep)
+        assert eng.await_job(win, timeout=900).state == JobState.COMPLETED
         assert eng.await_job(first_porep, timeout=900).state == JobState.COMPLETED
         events = eng.timeline.events()
     finally:
