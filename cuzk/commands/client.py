@@ -42,8 +42,10 @@ def _job_args(p: argparse.ArgumentParser) -> None:
                    help="a witness file per partition: .wtns or .npy (n_vars, 4) uint64")
     g.add_argument("--inputs-json", action="append", default=[],
                    help="a JSON file of circuit inputs per partition")
-    g.add_argument("--c1", help="one job input instead: a C1 output file (Filecoin PoRep "
-                   "circuits; bare JSON or Curio's c1.json), split into its partitions")
+    g.add_argument("--c1", "--job-input", dest="c1",
+                   help="one job input instead: a C1 output file (Filecoin PoRep circuits; "
+                   "bare JSON or Curio's c1.json) or a PoSt / SnapDeals job file (cuzk filecoin "
+                   "gen-post, gen-update), split into its partitions")
     p.add_argument("--request-id", help="idempotency key (default: random)")
     p.add_argument("--priority", default=None, choices=["low", "normal", "high", "critical"],
                    help="default: normal (a Filecoin kind: its own, e.g. WinningPoSt critical)")
@@ -108,7 +110,8 @@ def _partitions(args: argparse.Namespace) -> list[Any]:
     kinds = [bool(args.seeds), args.partitions is not None, bool(args.witness),
              bool(args.inputs_json), bool(args.c1)]
     if sum(kinds) != 1:
-        raise SystemExit("give exactly one of --seeds, --partitions, --witness, --inputs-json, --c1")
+        raise SystemExit("give exactly one of --seeds, --partitions, --witness, --inputs-json, "
+                         "--c1 / --job-input")
     if args.c1:
         return []
     if args.seeds:

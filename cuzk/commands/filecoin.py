@@ -1,8 +1,9 @@
 """`cuzk filecoin hash ...` (native Filecoin hashers), `cuzk filecoin circuit-info GADGET`
 (constraint counts of a circuit gadget, shape mode), `cuzk filecoin params` (parameter file
 names, commands/filecoin_params.py), the PoRep verbs `seal`, `c1-verify`, `porep-info`
-(commands/filecoin_porep.py) and C2, `prove-commit`, `verify-commit`
-(commands/filecoin_commit.py)."""
+(commands/filecoin_porep.py), C2, `prove-commit`, `verify-commit`
+(commands/filecoin_commit.py), and PoSt / SnapDeals, `prove-post`, `verify-post`,
+`prove-update`, `verify-update`, `gen-post`, `gen-update` (commands/filecoin_post.py)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def parse_hex(text: str, what: str = "input") -> bytes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     f = subparsers.add_parser("filecoin", help="Filecoin circuits: native hashers, circuit-info, "
-                              "params, test sealing (seal, c1-verify), C2 (prove-commit, verify-commit)")
+                              "params, test sealing (seal, c1-verify), C2 (prove-commit, verify-commit), "
+                              "PoSt and SnapDeals (prove-post, prove-update, verify-*, gen-*)")
     fsub = f.add_subparsers(dest="filecoin_command", metavar="COMMAND", parser_class=_Parser)
     f.set_defaults(func=lambda args: (f.print_help(), 2)[1])
 
@@ -69,10 +71,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from cuzk.commands.filecoin_commit import add_commit_commands
     from cuzk.commands.filecoin_params import add_params
     from cuzk.commands.filecoin_porep import add_porep_commands
+    from cuzk.commands.filecoin_post import add_post_commands
 
     add_params(fsub)
     add_porep_commands(fsub)
     add_commit_commands(fsub)
+    add_post_commands(fsub)
 
 
 def _register_sha256(hsub: argparse._SubParsersAction) -> None:

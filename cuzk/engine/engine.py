@@ -232,6 +232,8 @@ class Engine:
                 if p.witness is None and spec.witness_fn is None:
                     raise ValueError(f"partition {i} has no witness and circuit "
                                      f"{request.circuit_id!r} has no witness generator")
+            if spec.min_priority > request.priority:
+                request = dataclasses.replace(request, priority=spec.min_priority)
             return self._jobs.add(request, spec)
 
     def _split_job_input(self, request: JobRequest) -> JobRequest:

@@ -76,6 +76,9 @@ class CircuitSpec:
     # engine then leases the partition's host buffers first and hands it their witness
     # buffer, so a large witness (a 32 GiB PoRep partition's 4.2 GB) is never held twice.
     witness_into: bool = False
+    # Jobs of this circuit run at least at this priority, whatever the request says
+    # (WinningPoSt must land within its epoch: CRITICAL).
+    min_priority: Priority = Priority.LOW
 
     def key_is_path(self) -> bool:
         return isinstance(self.key, (str, Path))

@@ -15,6 +15,8 @@ this circuit must have:
 
     [srs.circuits.porep-32g]
     filecoin = { proof = "porep", sector_size = "32GiB" }   # jobs send one C1 output
+    # proof = "winning-post" (CRITICAL priority), "window-post" (a job per partition),
+    # "snap-update", "snap-update-poseidon": jobs send a job input (filecoin/job_envelope.py)
     # params = "/var/tmp/filecoin-proof-parameters" (default: FIL_PROOFS_PARAMETER_CACHE)
     # dev_keys = true: development keys when the published .params are absent (NOT FOR PRODUCTION)
     # cache_dir: recorded matrices, development keys, converted params (default CUZK_CACHE_DIR)
@@ -105,26 +107,52 @@ def _synthetic_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
 
 
 _FILECOIN_KEYS = {"proof", "sector_size", "params", "dev_keys", "cache_dir"}
+FILECOIN_PROOFS = ("porep", "winning-post", "window-post", "snap-update", "snap-update-poseidon")
+
+
+def _filecoin_circuit(proof: str, size: int, cache_dir: Path | None) -> Any:
+    """The partition circuit of a proof kind and sector size (PoRepCircuit, PoStCircuit or
+    UpdateCircuit: each has parameter_set, keys, witness_fn, split_job, params.describe())."""
+    if proof == "porep":
+        from cuzk.filecoin.porep.c2 import PoRepCircuit
+
+        return PoRepCircuit.for_sector(size, cache_dir)
+    if proof in ("winning-post", "window-post"):
+        from cuzk.filecoin.post import PoStType
+        from cuzk.filecoin.post.prove import PoStCircuit
+
+        typ = PoStType.WINNING if proof == "winning-post" else PoStType.WINDOW
+        return PoStCircuit(typ, size, cache_dir)
+    from cuzk.filecoin.update.constants import PUBLISHED_SIZES, RegisteredUpdateProof
+    from cuzk.filecoin.update.prove import UpdateCircuit
+
+    return UpdateCircuit(RegisteredUpdateProof(PUBLISHED_SIZES.index(size)),
+                         proof == "snap-update-poseidon", cache_dir)
 
 
 def _filecoin_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
-    """`filecoin = { proof = "porep", sector_size, params, dev_keys, cache_dir }` → the PoRep partition
-    circuit of a sector size: a job is one C1 output (checked: its registered proof is of
-    this size and its vanilla proofs verify), split into its partitions; each partition's
-    witness is synthesized natively from it; the key is the published .params (in `params`,
-    else FIL_PROOFS_PARAMETER_CACHE) with the matrices from the record cache, or, with
-    dev_keys, development keys where the published ones are absent."""
+    """`filecoin = { proof, sector_size, params, dev_keys, cache_dir }` → a Filecoin partition
+    circuit of a sector size. proof = "porep": a job is one C1 output (checked: its registered
+    proof is of this size and its vanilla proofs verify), split into its partitions;
+    "winning-post" / "window-post": a job is one partition's PoSt job input, "snap-update" /
+    "snap-update-poseidon" a sector update's (cuzk/filecoin/job_envelope.py), its vanilla
+    proofs checked at submit; WinningPoSt jobs run at CRITICAL priority whatever the request
+    says. Each partition's witness is synthesized natively from the checked input; the key is
+    the published .params (in `params`, else FIL_PROOFS_PARAMETER_CACHE) with the matrices
+    from the record cache, or, with dev_keys, development keys where the published ones are
+    absent."""
+    from cuzk.engine.types import Priority
     from cuzk.filecoin.params.files import parameter_files
-    from cuzk.filecoin.porep.c2 import PoRepCircuit
     from cuzk.filecoin.porep.constants import parse_sector_size
 
     unknown = set(params) - _FILECOIN_KEYS
     if unknown:
         raise ConfigError(f"{where} filecoin: unknown key(s) {sorted(unknown)} "
                           f"(known: {sorted(_FILECOIN_KEYS)})")
-    if params.get("proof") != "porep":
-        raise ConfigError(f"{where} filecoin proof = {params.get('proof')!r}: only \"porep\" "
-                          "(PoRep C2) is built so far")
+    proof = params.get("proof")
+    if proof not in FILECOIN_PROOFS:
+        raise ConfigError(f"{where} filecoin proof = {proof!r}: one of "
+                          + ", ".join(f'"{p}"' for p in FILECOIN_PROOFS))
     try:
         sector = parse_sector_size(params.get("sector_size", ""))
     except ValueError as exc:
@@ -134,7 +162,7 @@ def _filecoin_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
         raise ConfigError(f"{where} filecoin dev_keys = {dev!r}: true or false")
     params_dir = Path(str(params["params"])).expanduser() if params.get("params") else None
     cache_dir = Path(str(params["cache_dir"])).expanduser() if params.get("cache_dir") else None
-    circuit = PoRepCircuit.for_sector(sector, cache_dir)
+    circuit = _filecoin_circuit(proof, sector.size, cache_dir)
     files = parameter_files(circuit.parameter_set, params_dir)
     if not dev and not files.exists("params"):
         raise ConfigError(f"{where} filecoin: {files.params.name} is not in {files.directory}; "
@@ -145,10 +173,11 @@ def _filecoin_spec(where: str, params: dict[str, Any]) -> CircuitSpec:
     def load() -> ProvingKey:
         return circuit.keys(params_dir, allow_dev=dev).pk
 
-    desc = {"filecoin": "porep", "sector_size": sector.name, "circuit": circuit.params.describe(),
+    desc = {"filecoin": proof, "sector_size": sector.name, "circuit": circuit.params.describe(),
             "parameter_files": circuit.parameter_set.stem, "dev_keys": dev}
+    floor = Priority.CRITICAL if proof == "winning-post" else Priority.LOW
     return CircuitSpec(key=load, witness_fn=circuit.witness_fn(), description=json.dumps(desc),
-                       job_input=circuit.split_job, witness_into=True)
+                       job_input=circuit.split_job, witness_into=True, min_priority=floor)
 
 
 def _checked_by(src: Any, r1cs_path: Path, where: str) -> Any:

@@ -7,13 +7,14 @@ input that circuit's `job_input` splits into partitions:
 
     kind                   [srs.circuits] filecoin.proof   job input          circuit id by convention
     POREP_SEAL_COMMIT (1)  "porep"                         vanilla_proof      porep-32g
-    SNAP_DEALS_UPDATE (2)  "snap" / "update"               FilecoinRequest    snap-32g
-    WINDOW_POST (3)        "window-post" / "wpost"         FilecoinRequest    wpost-32g
-    WINNING_POST (4)       "winning-post" / "winning"      FilecoinRequest    winning-32g
+    SNAP_DEALS_UPDATE (2)  "snap-update"                   UpdateJob          snap-32g
+    WINDOW_POST (3)        "window-post"                   PoStJob            wpost-32g
+    WINNING_POST (4)       "winning-post"                  PoStJob            winning-32g
 
-A PoRep circuit takes the C1 output bytes (bare or Curio's wrapper). The other kinds' circuits
-receive the whole `FilecoinRequest` (vanilla proofs, randomness, partition index, commitments)
-and decode it on the Filecoin side. A kind with no circuit registered for the size is refused
+A PoRep circuit takes the C1 output bytes (bare or Curio's wrapper); the other kinds' circuits
+take the request's fields as the Filecoin side's job objects (cuzk.filecoin.post.job.PoStJob,
+cuzk.filecoin.update.job.UpdateJob: vanilla proofs, randomness, prover id from the miner id,
+partition index, commitments), which they check as they would a job-input file. A kind with no circuit registered for the size is refused
 with FAILED_PRECONDITION naming the table to add.
 """
 
@@ -107,22 +108,41 @@ def _porep_input(req: FilecoinRequest) -> bytes:
     return req.vanilla_proof
 
 
-def _vanilla_proofs_input(req: FilecoinRequest) -> FilecoinRequest:
+def _vanilla_proofs(req: FilecoinRequest) -> list[bytes]:
     if not req.vanilla_proofs:
         raise RouteError(f"vanilla_proofs is empty: a {req.kind.label} request carries its "
                          "vanilla proofs (one per sector, or per partition for SnapDeals)")
-    return req
+    return [bytes(v) for v in req.vanilla_proofs]
+
+
+def _post_input(req: FilecoinRequest) -> Any:
+    """The PoSt job (cuzk.filecoin.post.job) of a request; its circuit checks the rest."""
+    from cuzk.filecoin.porep.challenges import prover_id_from_miner
+    from cuzk.filecoin.post.constants import RegisteredPoStProof
+    from cuzk.filecoin.post.job import PoStJob
+
+    return PoStJob(RegisteredPoStProof(req.registered_proof), bytes(req.randomness),
+                   prover_id_from_miner(req.miner_id), _vanilla_proofs(req), req.partition_index)
+
+
+def _update_input(req: FilecoinRequest) -> Any:
+    """The SnapDeals job (cuzk.filecoin.update.job, the SHA-256 comm_d variant Curio proves)."""
+    from cuzk.filecoin.update.constants import RegisteredUpdateProof
+    from cuzk.filecoin.update.job import UpdateJob
+
+    return UpdateJob(RegisteredUpdateProof(req.registered_proof), req.comm_r_old, req.comm_r_new,
+                     req.comm_d_new, _vanilla_proofs(req))
 
 
 KINDS: dict[int, ProofKind] = {k.value: k for k in (
     ProofKind(POREP_SEAL_COMMIT, "porep-c2", ("porep",), "porep", Priority.NORMAL, _seal,
               _porep_input),
-    ProofKind(SNAP_DEALS_UPDATE, "snap-update", ("snap", "update", "snap-deals"), "snap",
-              Priority.NORMAL, _update, _vanilla_proofs_input),
-    ProofKind(WINDOW_POST_PARTITION, "window-post", ("window-post", "wpost", "window"), "wpost",
-              Priority.HIGH, _post("window"), _vanilla_proofs_input),
-    ProofKind(WINNING_POST, "winning-post", ("winning-post", "winning"), "winning",
-              Priority.CRITICAL, _post("winning"), _vanilla_proofs_input),
+    ProofKind(SNAP_DEALS_UPDATE, "snap-update", ("snap-update",), "snap",
+              Priority.NORMAL, _update, _update_input),
+    ProofKind(WINDOW_POST_PARTITION, "window-post", ("window-post",), "wpost",
+              Priority.HIGH, _post("window"), _post_input),
+    ProofKind(WINNING_POST, "winning-post", ("winning-post",), "winning",
+              Priority.CRITICAL, _post("winning"), _post_input),
 )}
 _BY_PROOF = {p: k for k in KINDS.values() for p in k.proofs}
 

@@ -271,7 +271,7 @@ def test_demo_proves_a_sealed_sector_through_the_daemon(keys_2k, c2_cache: Path,
 
 
 @pytest.mark.parametrize("table, message", [
-    ({"filecoin": {"proof": "window-post", "sector_size": "2KiB"}}, 'only "porep"'),
+    ({"filecoin": {"proof": "post", "sector_size": "2KiB"}}, 'proof = .post.: one of "porep", "winning-post"'),
     ({"filecoin": {"proof": "porep", "sector_size": "3KiB"}}, "sector_size: unknown sector size"),
     ({"filecoin": {"proof": "porep", "sector_size": "2KiB", "dev": True}}, r"unknown key\(s\) \['dev'\]"),
     ({"filecoin": {"proof": "porep", "sector_size": "2KiB", "dev_keys": "yes"}}, "true or false"),

@@ -95,6 +95,8 @@ def test_winning_post_2kib() -> None:
 
 
 def _update_proof(params: UpdateParams, seed: int) -> None:
+    """The SHA-256 variant's 2 KiB proof is tests/filecoin/test_post_update_cli.py's
+    (its development keys are kept in the session's cache)."""
     blank = (poseidon_circuit.PoseidonUpdateCircuit if params.poseidon else sha_circuit.EmptySectorUpdateCircuit)(params)
     pk = setup(synthesize_r1cs(blank, labels=False), f"cuzk update test {params}", convention="bellman",
                backend="cpu")
@@ -118,9 +120,3 @@ def _update_proof(params: UpdateParams, seed: int) -> None:
 def test_snap_update_poseidon_2kib() -> None:
     _update_proof(RegisteredUpdateProof.StackedDrg2KiBV1.params(poseidon=True), 11)
 
-
-@pytest.mark.slow
-def test_snap_update_2kib() -> None:
-    """1.7 M constraints: about a minute of development setup and ten seconds of proving on
-    two cores, 2.5 GB."""
-    _update_proof(RegisteredUpdateProof.StackedDrg2KiBV1.params(), 12)
