@@ -111,7 +111,7 @@ def test_a_valid_job_after_refusals(service: ProvingService) -> None:
                               rid="good"))
     res = service.await_job(sub.job_id, 120)
     assert res.status == pb.AwaitProofResponse.COMPLETED, res.error_message
-    assert len(res.proofs) == 3
+    assert len(res.partition_proofs) == 3 and res.proof == b"".join(res.partition_proofs)
 
 
 # --- the schemas without a service ----------------------------------------------------------
