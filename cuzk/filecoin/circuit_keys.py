@@ -1,5 +1,5 @@
-"""One Filecoin partition circuit's matrices, parameter files and keys, for the PoSt and
-SnapDeals provers (post/prove.py, update/prove.py); PoRep's C2 (porep/c2.py) keeps its own.
+"""One Filecoin partition circuit's matrices, parameter files and keys, for every prover
+(porep/c2.py, post/prove.py, update/prove.py).
 
     circuit.r1cs()                    # recorded once per shape (record cache), mapped after
     circuit.keys(params_dir)          # the published .params/.vk by their v28 names, else
@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,35 @@ import numpy as np
 from cuzk.filecoin.cs import synthesize_witness
 from cuzk.filecoin.cs.record_cache import SUBDIR, cache_path, cached_r1cs
 from cuzk.filecoin.params.dev import DEV_SUBDIR, NOTE, development_parameters
-from cuzk.filecoin.params.files import load_parameters, load_verifying_key, parameter_files
+from cuzk.filecoin.params.files import (
+    ParameterFiles,
+    load_parameters,
+    load_verifying_key,
+    parameter_files,
+)
 from cuzk.filecoin.params.names import ParameterSet
-from cuzk.filecoin.porep.c2 import Keys
 from cuzk.model.density import Density
-from cuzk.model.keys import VerifyingKey
+from cuzk.model.keys import ProvingKey, VerifyingKey
 from cuzk.model.r1cs import R1CS
 
 log = logging.getLogger(__name__)
 
 __all__ = ["CircuitKeys", "Keys"]
+
+
+@dataclass
+class Keys:
+    """A circuit's keys: the proving key (its R1CS attached, for constraint evaluation), the
+    verifying key, where they came from and whether they are development keys."""
+
+    pk: ProvingKey
+    vk: VerifyingKey
+    files: ParameterFiles
+    development: bool
+
+    def describe(self) -> str:
+        what = f"DEVELOPMENT keys ({NOTE})" if self.development else "published parameters"
+        return f"{what}: {self.files.params}"
 
 
 class CircuitKeys:

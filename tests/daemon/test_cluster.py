@@ -21,6 +21,7 @@ pytest.importorskip("psycopg")
 import psycopg  # noqa: E402
 
 LEASE_S = 2.0
+OUTAGE_S = 10.0
 
 
 def start_cluster(tmp: Path, dsn: str, n: int, **store: Any) -> list[DaemonProc]:
@@ -221,7 +222,7 @@ def test_database_outage_then_cluster_restart(tmp_path: Path, dsn: str, stop_all
         with pytest.raises(ClientError) as err:
             ca.submit("tiny-any", [1])
         assert err.value.code.name == "UNAVAILABLE"
-        time.sleep(2 * LEASE_S)
+        time.sleep(OUTAGE_S)  # the outage: longer than every lease
         assert a.proc.poll() is None and b.proc.poll() is None  # no daemon exits
     finally:
         srv.start()

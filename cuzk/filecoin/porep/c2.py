@@ -19,33 +19,19 @@ from the C1 output alone (`c1_public_inputs`), never taken from the witness.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cuzk.filecoin.cs import synthesize_witness
-from cuzk.filecoin.cs.record_cache import SUBDIR, cache_path, cached_r1cs
-from cuzk.filecoin.params.dev import DEV_SUBDIR, NOTE, development_parameters
-from cuzk.filecoin.params.files import (
-    ParameterFiles,
-    load_parameters,
-    load_verifying_key,
-    parameter_files,
-)
-from cuzk.filecoin.params.names import ParameterSet, porep_parameters
+from cuzk.filecoin.circuit_keys import CircuitKeys, Keys
+from cuzk.filecoin.params.names import porep_parameters
 from cuzk.formats.proof_bytes import decode_proof, encode_proof
 from cuzk.groth16.prover import prove
 from cuzk.groth16.verifier import explain
-from cuzk.model.density import Density
-from cuzk.model.keys import ProvingKey, VerifyingKey
-from cuzk.model.r1cs import R1CS
+from cuzk.model.keys import VerifyingKey
 
 from .c1json import load
 from .circuit import StackedCircuit, c1_partition_circuit
@@ -68,23 +54,9 @@ class C2Error(ValueError):
     do not verify. One line saying what, and where (partition, challenge) when it is known."""
 
 
-@dataclass
-class Keys:
-    """A circuit's keys: the proving key (its R1CS attached, for constraint evaluation), the
-    verifying key, where they came from and whether they are development keys."""
-
-    pk: ProvingKey
-    vk: VerifyingKey
-    files: ParameterFiles
-    development: bool
-
-    def describe(self) -> str:
-        what = f"DEVELOPMENT keys ({NOTE})" if self.development else "published parameters"
-        return f"{what}: {self.files.params}"
-
-
-class PoRepCircuit:
-    """One sector size's partition circuit: its shape, its matrices and its parameter files.
+class PoRepCircuit(CircuitKeys):
+    """One sector size's partition circuit: its shape, and (CircuitKeys) its matrices and its
+    parameter files.
 
     `cache_dir` (default CUZK_CACHE_DIR, else ~/.cache/cuzk) holds what is made once per
     machine: the recorded matrices (r1cs/), development keys (filecoin-dev-parameters/) and
@@ -94,8 +66,11 @@ class PoRepCircuit:
                  cache_dir: str | os.PathLike | None = None) -> None:
         self.params = params
         self.sector_size = sector_size
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self._keys: dict[tuple[str, bool], Keys] = {}
+        p = params
+        super().__init__(f"porep-{p.nodes}n-{p.layers}l-{p.challenges}c-{p.tree}", repr(p),
+                         CIRCUIT_SOURCES, lambda: StackedCircuit(p),
+                         porep_parameters(PoRepConfig.test(p.nodes, p.layers, p.challenges, p.tree)),
+                         p.public_inputs, cache_dir)
 
     @classmethod
     def for_config(cls, config: PoRepConfig, cache_dir: str | os.PathLike | None = None,
@@ -113,79 +88,6 @@ class PoRepCircuit:
                cache_dir: str | os.PathLike | None = None) -> PoRepCircuit:
         return cls.for_config(out.config, cache_dir)
 
-    def _sub(self, name: str) -> Path | None:
-        return None if self.cache_dir is None else self.cache_dir / name
-
-    @property
-    def name(self) -> str:
-        p = self.params
-        return f"porep-{p.nodes}n-{p.layers}l-{p.challenges}c-{p.tree}"
-
-    @cached_property
-    def parameter_set(self) -> ParameterSet:
-        p = self.params
-        return porep_parameters(PoRepConfig.test(p.nodes, p.layers, p.challenges, p.tree))
-
-    def blank(self) -> StackedCircuit:
-        """The circuit without values (what the matrices and the parameters are made from)."""
-        return StackedCircuit(self.params)
-
-    def r1cs(self) -> tuple[R1CS, Density]:
-        """The matrices (bellperson's input rows appended) and density, recorded once per
-        shape and mapped from the record cache."""
-        return cached_r1cs(self.blank(), self.name, repr(self.params), CIRCUIT_SOURCES,
-                           self._sub(SUBDIR))
-
-    @property
-    def r1cs_id(self) -> str:
-        """The record-cache file's name: it changes whenever the matrices may (a new code
-        version), and development keys are made again then."""
-        return cache_path(self.name, repr(self.params), CIRCUIT_SOURCES, self._sub(SUBDIR)).name
-
-    @property
-    def n_inputs(self) -> int:
-        """ONE and the public inputs."""
-        return self.params.public_inputs + 1
-
-    def keys(self, params_dir: str | os.PathLike | None = None, allow_dev: bool = True,
-             backend: Any = None) -> Keys:
-        """The published files when the parameter directory (FIL_PROOFS_PARAMETER_CACHE) has
-        them, else, with allow_dev, development keys of this circuit (made once: the setup
-        of a 2 KiB partition takes minutes on a few cores; then mapped)."""
-        real = parameter_files(self.parameter_set, params_dir)
-        dev = not real.exists("params")
-        cache_key = (str(real.directory), dev)
-        if cache_key in self._keys:
-            return self._keys[cache_key]
-        r1cs, density = self.r1cs()
-        if dev:
-            if not allow_dev:
-                real.require("params")  # raises MissingParameterFile naming the file
-            files = development_parameters(self.parameter_set, self.blank(),
-                                           self._sub(DEV_SUBDIR), backend=backend, r1cs=r1cs,
-                                           circuit_id=self.r1cs_id)
-            log.warning("proving %s with DEVELOPMENT keys (%s): proofs will not verify on chain",
-                        self.name, NOTE)
-        else:
-            files = real
-        pk = load_parameters(self.parameter_set, density, files.directory,
-                             cache_dir=self.cache_dir)
-        pk = dataclasses.replace(pk, r1cs=r1cs, meta={**pk.meta, "development": dev})
-        vk = load_verifying_key(self.parameter_set, files.directory)
-        keys = Keys(pk, vk, files, dev)
-        self._keys[cache_key] = keys
-        return keys
-
-    def verifying_key(self, params_dir: str | os.PathLike | None = None,
-                      ) -> tuple[VerifyingKey, bool]:
-        """The `.vk` alone (the published one, else the development one, made if absent)."""
-        real = parameter_files(self.parameter_set, params_dir)
-        if real.exists("vk"):
-            return load_verifying_key(self.parameter_set, real.directory), False
-        files = development_parameters(self.parameter_set, self.blank(), self._sub(DEV_SUBDIR),
-                                       r1cs=self.r1cs()[0], circuit_id=self.r1cs_id)
-        return load_verifying_key(self.parameter_set, files.directory), True
-
     def check(self, out: SealCommitPhase1Output) -> None:
         """A C1 output this circuit proves: its registered proof has this shape."""
         other = StackedCircuitParams.from_config(out.config)
@@ -200,10 +102,7 @@ class PoRepCircuit:
         """Partition k's assignment [ONE, inputs, aux] (canonical limbs), written into `buf`
         ((n_vars, 4) uint64; allocated here when not given, at its final size: a witness
         grown by doubling would peak at ~2.5 times its size)."""
-        if buf is None:
-            buf = np.empty((self.r1cs()[0].n_vars, 4), dtype=np.uint64)
-        return synthesize_witness(c1_partition_circuit(out, k), out=buf,
-                                  n_inputs=self.n_inputs)
+        return self.witness_of(c1_partition_circuit(out, k), buf)
 
     def witness_fn(self) -> Callable[..., np.ndarray]:
         """(a checked C1 output, partition, out=buffer) -> witness: the engine's witness
