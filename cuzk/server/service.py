@@ -544,18 +544,14 @@ class ProvingService:
         """Per-partition synthesis and GPU kernel time, and the transfer inventory its GPU_END
         reports (device backends), from the engine's TIMELINE events."""
         parts: dict[int, dict[str, Any]] = {}
-        for ev in self.engine.timeline.events(eid):
+        events = self.engine.timeline.events(eid)
+        for ev in events:
             if ev.event in ("SYNTH_END", "GPU_END") and "ms" in ev.detail:
                 i = int(ev.detail.get("partition", 0))
                 key = "synthesis_ms" if ev.event == "SYNTH_END" else "gpu_ms"
-                entry = parts.setdefault(i, {"partition": i})
-                entry[key] = float(ev.detail["ms"])
-                if ev.event == "GPU_END":  # the last try of a partition handed on counts
-                    p = tl.PartitionPhases(eid, i)
-                    tl.read_transfers(p, ev.detail)
-                    entry.pop("transfers", None)
-                    if (xfer := tl.transfer_summary(p)) is not None:
-                        entry["transfers"] = xfer
+                parts.setdefault(i, {"partition": i})[key] = float(ev.detail["ms"])
+        for i, xfer in tl.gpu_end_transfers(events).items():
+            parts.setdefault(i, {"partition": i})["transfers"] = xfer
         return [parts[i] for i in sorted(parts)]
 
     def _notify(self) -> None:

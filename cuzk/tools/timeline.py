@@ -281,6 +281,21 @@ def transfer_summary(p: PartitionPhases) -> dict[str, Any] | None:
             {"kind": slow[0], "memory": slow[1], "bytes": slow[2], "ms": slow[3]}}
 
 
+def gpu_end_transfers(events: Iterable[TimelineEvent]) -> dict[int, dict[str, Any]]:
+    """Each partition's transfer inventory (transfer_summary) from a job's GPU_END events; the
+    last one counts for a partition that was handed on, none for a partition without copies."""
+    out: dict[int, dict[str, Any]] = {}
+    for ev in events:
+        if ev.event != "GPU_END":
+            continue
+        p = PartitionPhases(ev.job_id, int(ev.detail.get("partition", 0)))
+        read_transfers(p, ev.detail)
+        out.pop(p.partition, None)
+        if (s := transfer_summary(p)) is not None:
+            out[p.partition] = s
+    return out
+
+
 def phases_from_summary(job_id: str, partition: int, s: dict[str, Any] | None) -> PartitionPhases:
     """A partition's phases carrying the inventory `transfer_summary` gave (the table's
     input for a run against a daemon)."""

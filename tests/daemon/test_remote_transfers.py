@@ -1,12 +1,14 @@
 """The transfer inventory on the wire: a daemon's AwaitProofResponse carries each partition's
 copies as its GPU_END reported them (the service on an engine whose device is the fake device,
 which records copies as the CUDA backend does), the client reads them back, and `cuzk bench
-batch` against a daemon prints the same per-partition table as --local."""
+batch` against a daemon prints the same per-partition table as --local. A cluster node (the
+PostgreSQL store) carries them through its per-partition commits."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from cuzk.circuits.synthetic import SyntheticCircuit
 from cuzk.cli import main as cli
 from cuzk.engine import CircuitSpec, Engine, EngineConfig
 from cuzk.engine.phases import ProverPhases
+from cuzk.engine.timeline import TimelineEvent
 from cuzk.model.keys import ProvingKey
 from cuzk.server import client as client_mod
 from cuzk.server import store as st
@@ -33,8 +36,29 @@ CID = "syn"
 N = 3
 
 
-@pytest.fixture(scope="module")
-def proved(circuit: SyntheticCircuit, pk: ProvingKey,
+def _service(store: str, eng: Engine, info: CircuitInfo, tmp: Path) -> ProvingService:
+    if store == "sqlite":
+        return ProvingService(eng, st.JobStore(tmp / "jobs.sqlite"), {CID: info})
+    import pg_harness
+
+    dsn = pg_harness.server().fresh_dsn()  # skips without PostgreSQL
+    from cuzk.server.cluster import ClusterService
+    from cuzk.server.store.postgres import PostgresJobStore
+
+    return ClusterService(eng, PostgresJobStore(dsn), {CID: info},
+                          {"node_id": "xfer", "poll": 0.2, "cold_claim_delay": 0})
+
+
+def _job_partition(eng: Engine, ev: TimelineEvent) -> int:
+    """The job's partition an engine GPU_END is of (a cluster node proves each claimed
+    partition as an engine job of one, requested as `job/index/attempt`)."""
+    rid = eng.status(ev.job_id).request_id.split("/")
+    return int(rid[1]) if len(rid) == 3 else int(ev.detail["partition"])
+
+
+# the daemon's job store: its own (one process) or PostgreSQL (a cluster node)
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def proved(request: pytest.FixtureRequest, circuit: SyntheticCircuit, pk: ProvingKey,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[pb.AwaitProofResponse, dict[int, dict[str, str]]]]:  # fmt: skip
     """One job of N partitions through the service on the fake device: its response and each
     partition's GPU_END detail."""
@@ -43,8 +67,7 @@ def proved(circuit: SyntheticCircuit, pk: ProvingKey,
     eng = Engine(conf, phases=ProverPhases(), backends={"cpu": FakeDevice()})
     spec = CircuitSpec(key=pk, witness_fn=circuit.witness_fn())
     info = CircuitInfo(CID, spec, takes_inputs=True, schema=SeedSchema())
-    svc = ProvingService(eng, st.JobStore(tmp_path_factory.mktemp("svc") / "jobs.sqlite"),
-                         {CID: info})
+    svc = _service(request.param, eng, info, tmp_path_factory.mktemp("svc"))
     svc.start()
     try:
         rng = random.Random(11)
@@ -55,7 +78,7 @@ def proved(circuit: SyntheticCircuit, pk: ProvingKey,
         msg = svc.await_job(sub.job_id, 300)
         assert msg.status == pb.AwaitProofResponse.COMPLETED, msg.error_message
         # the engine ran this one job only
-        ends = {int(e.detail["partition"]): e.detail for e in eng.timeline.events()
+        ends = {_job_partition(eng, e): e.detail for e in eng.timeline.events()
                 if e.event == "GPU_END"}
     finally:
         svc.stop(10)
