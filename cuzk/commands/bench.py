@@ -5,8 +5,9 @@
 
 `batch` runs COUNT jobs, CONCURRENCY of them in flight at once, against a running daemon (a
 client like any other) or, with --local, an engine in this process built from the same config.
-It prints seconds per proof, the phase breakdown, per-partition GPU time and (local runs on a
-device backend) each partition's transfer inventory. `sweep` restarts a local engine for every
+It prints seconds per proof, the phase breakdown, per-partition GPU time and (on a device
+backend) each partition's transfer inventory, read from its GPU_END locally and from the
+response's per-partition timings against a daemon. `sweep` restarts a local engine for every
 combination of the given config values (any engine knob: partition_workers,
 gpu_workers_per_device, synthesis_concurrency, synthesis_threads, gpu_threads, synthesis_cpus,
 gpu_cpus, ...; "|" separates values that hold commas) and tabulates/plots the results, with a
@@ -40,7 +41,8 @@ class JobOutcome:
     timings: dict[str, float]
     partition_gpu_ms: list[float]
     error: str = ""
-    # each partition's transfer inventory (local runs: from its GPU_END), as the analysis reads it
+    # each partition's transfer inventory (from its GPU_END, or the daemon's response), as the
+    # analysis reads it
     partition_transfers: list[Any] = field(default_factory=list)
 
 
@@ -102,8 +104,12 @@ class _RemoteTarget:
             res = self.client.prove(circuit, seeds)
         except ClientError as exc:
             return JobOutcome(False, {}, [], str(exc))
+        from cuzk.tools import timeline as tl
+
+        xfer = [tl.phases_from_summary(res.job_id, int(p["partition"]), p.get("transfers"))
+                for p in res.partition_timings]
         return JobOutcome(res.ok, {k: float(v) for k, v in res.timings.items()},
-                          [float(p["gpu_ms"]) for p in res.partition_timings], res.error)
+                          [float(p["gpu_ms"]) for p in res.partition_timings], res.error, xfer)
 
     def close(self) -> None:
         self.client.close()

@@ -64,7 +64,10 @@ class ProofResult:
     request_id: str = ""
     circuit_id: str = ""
     timings: dict[str, int] = field(default_factory=dict)
-    partition_timings: list[dict[str, int]] = field(default_factory=list)
+    # partition, synthesis_ms, gpu_ms, and on a device backend "transfers": the partition's
+    # transfer inventory (copies; h2d, d2h and pageable bytes; bytes and ms per kind; the slowest
+    # copy), as cuzk.tools.timeline.transfer_summary gives it
+    partition_timings: list[dict[str, Any]] = field(default_factory=list)
     public_inputs: list[list[int]] = field(default_factory=list)
 
     @property
@@ -112,10 +115,24 @@ class ProofResult:
             timings={"queue_wait_ms": m.queue_wait_ms, "srs_load_ms": m.srs_load_ms,
                      "synthesis_ms": m.synthesis_ms, "gpu_ms": m.gpu_compute_ms,
                      "total_ms": m.total_ms},
-            partition_timings=[{"partition": p.partition, "synthesis_ms": p.synthesis_ms,
-                                "gpu_ms": p.gpu_ms} for p in m.partition_timings],
+            partition_timings=[_partition_timing(p) for p in m.partition_timings],
             public_inputs=[[int(v) for v in p.values] for p in m.public_inputs],
         )
+
+
+def _partition_timing(p: pb.PartitionTiming) -> dict[str, Any]:
+    out: dict[str, Any] = {"partition": p.partition, "synthesis_ms": p.synthesis_ms,
+                           "gpu_ms": p.gpu_ms}
+    if p.HasField("transfers"):
+        t = p.transfers
+        out["transfers"] = {
+            "copies": t.copies, "h2d_bytes": t.h2d_bytes, "d2h_bytes": t.d2h_bytes,
+            "pageable_bytes": t.pageable_bytes,
+            "kinds": {k.kind: {"bytes": k.bytes, "ms": k.ms} for k in t.kinds},
+            "slowest": ({"kind": t.slowest.kind, "memory": t.slowest.memory,
+                         "bytes": t.slowest.bytes, "ms": t.slowest.ms}
+                        if t.HasField("slowest") else None)}
+    return out
 
 
 def message_dict(msg: Any) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from cuzk.server.circuits import CircuitInfo
 from cuzk.server.device_memory import device_memory, device_name
 from cuzk.server.limits import Admission, Limits, ResourceBound
 from cuzk.server.proto import pb
+from cuzk.tools import timeline as tl
 
 log = logging.getLogger("cuzk.server")
 
@@ -73,6 +74,18 @@ def filecoin_request(req: pb.SubmitProofRequest, sector_size: int) -> pk.Filecoi
         comm_r_new=pk.commitment(req.new_sealed_cid, "new_sealed_cid (comm_r_new)"),
         comm_d_new=pk.commitment(req.new_unsealed_cid, "new_unsealed_cid (comm_d_new)"),
     )
+
+
+def _transfers_message(s: dict[str, Any], out: pb.Transfers) -> None:
+    """A partition's stored transfer inventory (timeline.transfer_summary) into out."""
+    out.copies = int(s.get("copies", 0))
+    out.h2d_bytes, out.d2h_bytes = int(s.get("h2d_bytes", 0)), int(s.get("d2h_bytes", 0))
+    out.pageable_bytes = int(s.get("pageable_bytes", 0))
+    for kind, t in s.get("kinds", {}).items():
+        out.kinds.add(kind=kind, bytes=int(t.get("bytes", 0)), ms=float(t.get("ms", 0.0)))
+    if slow := s.get("slowest"):
+        out.slowest.CopyFrom(pb.TransferCopy(kind=slow["kind"], memory=slow["memory"],
+                                             bytes=int(slow["bytes"]), ms=float(slow["ms"])))
 
 
 class ServiceError(Exception):
@@ -527,14 +540,18 @@ class ProvingService:
             self.admission.release(job_id)
             self._done_cv.notify_all()
 
-    def _partition_timings(self, eid: str) -> list[dict[str, float]]:
-        """Per-partition synthesis and GPU kernel time from the engine's TIMELINE events."""
-        parts: dict[int, dict[str, float]] = {}
-        for ev in self.engine.timeline.events(eid):
+    def _partition_timings(self, eid: str) -> list[dict[str, Any]]:
+        """Per-partition synthesis and GPU kernel time, and the transfer inventory its GPU_END
+        reports (device backends), from the engine's TIMELINE events."""
+        parts: dict[int, dict[str, Any]] = {}
+        events = self.engine.timeline.events(eid)
+        for ev in events:
             if ev.event in ("SYNTH_END", "GPU_END") and "ms" in ev.detail:
                 i = int(ev.detail.get("partition", 0))
                 key = "synthesis_ms" if ev.event == "SYNTH_END" else "gpu_ms"
                 parts.setdefault(i, {"partition": i})[key] = float(ev.detail["ms"])
+        for i, xfer in tl.gpu_end_transfers(events).items():
+            parts.setdefault(i, {"partition": i})["transfers"] = xfer
         return [parts[i] for i in sorted(parts)]
 
     def _notify(self) -> None:
@@ -566,7 +583,9 @@ class ProvingService:
         for values in t.get("public_inputs", []):
             msg.public_inputs.add(values=values)
         for p in t.get("partitions", []):
-            msg.partition_timings.add(partition=int(p["partition"]),
-                                      synthesis_ms=int(p.get("synthesis_ms", 0)),
-                                      gpu_ms=int(p.get("gpu_ms", 0)))
+            pt = msg.partition_timings.add(partition=int(p["partition"]),
+                                           synthesis_ms=int(p.get("synthesis_ms", 0)),
+                                           gpu_ms=int(p.get("gpu_ms", 0)))
+            if p.get("transfers"):
+                _transfers_message(p["transfers"], pt.transfers)
         return msg

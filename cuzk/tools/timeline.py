@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cuzk.backends.transfers import KINDS, format_bytes
 from cuzk.engine.timeline import TimelineEvent, parse_line
@@ -40,6 +41,9 @@ class PartitionPhases:
     transfer_ms: dict[str, float] = field(default_factory=dict)
     pageable_bytes: int = 0
     slowest: tuple[str, str, int, float] | None = None  # kind, memory, bytes, ms
+    copies: int = 0
+    h2d_bytes: int = 0
+    d2h_bytes: int = 0
 
     @property
     def transfer_bytes(self) -> int:
@@ -253,11 +257,61 @@ def read_transfers(p: PartitionPhases, d: dict[str, str]) -> None:
                 p.transfers[kind] = int(d[f"xfer_{kind}_bytes"])
                 p.transfer_ms[kind] = float(d.get(f"xfer_{kind}_ms", "0"))
         p.pageable_bytes = int(d.get("xfer_pageable_bytes", "0"))
+        p.copies = int(d.get("xfer_copies", "0"))
+        p.h2d_bytes = int(d.get("xfer_h2d_bytes", "0"))
+        p.d2h_bytes = int(d.get("xfer_d2h_bytes", "0"))
         if "xfer_slowest" in d:
             kind, memory, nbytes, ms = d["xfer_slowest"].split(":")
             p.slowest = (kind, memory, int(nbytes), float(ms))
     except ValueError:
         return  # a malformed field: the rest of the line still counts
+
+
+def transfer_summary(p: PartitionPhases) -> dict[str, Any] | None:
+    """p's transfer inventory as plain data (a job's stored timings, the client's
+    ProofResult, the wire's Transfers message); None when it reported no copies."""
+    if not p.transfers:
+        return None
+    slow = p.slowest
+    return {"copies": p.copies, "h2d_bytes": p.h2d_bytes, "d2h_bytes": p.d2h_bytes,
+            "pageable_bytes": p.pageable_bytes,
+            "kinds": {k: {"bytes": b, "ms": p.transfer_ms.get(k, 0.0)}
+                      for k, b in p.transfers.items()},
+            "slowest": None if slow is None else
+            {"kind": slow[0], "memory": slow[1], "bytes": slow[2], "ms": slow[3]}}
+
+
+def gpu_end_transfers(events: Iterable[TimelineEvent]) -> dict[int, dict[str, Any]]:
+    """Each partition's transfer inventory (transfer_summary) from a job's GPU_END events; the
+    last one counts for a partition that was handed on, none for a partition without copies."""
+    out: dict[int, dict[str, Any]] = {}
+    for ev in events:
+        if ev.event != "GPU_END":
+            continue
+        p = PartitionPhases(ev.job_id, int(ev.detail.get("partition", 0)))
+        read_transfers(p, ev.detail)
+        out.pop(p.partition, None)
+        if (s := transfer_summary(p)) is not None:
+            out[p.partition] = s
+    return out
+
+
+def phases_from_summary(job_id: str, partition: int, s: dict[str, Any] | None) -> PartitionPhases:
+    """A partition's phases carrying the inventory `transfer_summary` gave (the table's
+    input for a run against a daemon)."""
+    p = PartitionPhases(job_id, partition)
+    if not s:
+        return p
+    for kind, t in s.get("kinds", {}).items():
+        p.transfers[kind] = int(t.get("bytes", 0))
+        p.transfer_ms[kind] = float(t.get("ms", 0.0))
+    p.copies = int(s.get("copies", 0))
+    p.h2d_bytes, p.d2h_bytes = int(s.get("h2d_bytes", 0)), int(s.get("d2h_bytes", 0))
+    p.pageable_bytes = int(s.get("pageable_bytes", 0))
+    slow = s.get("slowest")
+    if slow:
+        p.slowest = (str(slow["kind"]), str(slow["memory"]), int(slow["bytes"]), float(slow["ms"]))
+    return p
 
 
 def _gbps(nbytes: float, ms: float) -> str:
