@@ -287,7 +287,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         job = f" job {g['current_job_id']} ({g.get('current_proof_kind', '')})" if g.get("current_job_id") else ""
         print(f"  device {g['name']:<8} workers {g.get('workers', 0)} busy {g.get('busy_workers', 0)}{mem}{job}")
     if st.get("pinned_memory_bytes"):
-        print(f"  pinned host memory {int(st['pinned_memory_bytes']) / 2**20:.1f} MiB")
+        print(f"  pinned host memory {int(st['pinned_memory_bytes']) / 2**20:.1f} MiB "
+              f"(limit {int(st.get('pinned_memory_limit_bytes', 0)) / 2**20:.1f} MiB)")
     for k in st.get("loaded_srs", []):
         print(f"  key {k['circuit_id']:<20} {k.get('tier', 'HOT')} {int(k.get('size_bytes', 0)) / 2**20:.1f} MiB "
               f"refs {k.get('ref_count', 0)}")

@@ -160,6 +160,8 @@ class HostBufferPool:
                 in_use=self.in_use,
                 max_in_use=self.max_in_use,
                 bytes=sum(sh.allocated * sh.nbytes for sh in self._shapes.values()),
+                capacity_bytes=sum(self.bound * sh.nbytes for sh in self._shapes.values()
+                                   if sh.allocated),
                 shapes={str(k): BufferShapeStatus(sh.allocated, sh.in_use, sh.max_in_use,
                                                   sh.nbytes)
                         for k, sh in self._shapes.items()},

@@ -266,6 +266,10 @@ class Engine:
     def status(self, job_id: str) -> JobStatus:
         return self._jobs.status(self._jobs.get(job_id))
 
+    def queue_position(self, job_id: str) -> int:
+        """Jobs that get a synthesis slot before this one; 0 once it has one or is done."""
+        return self._jobs.position(self._jobs.get(job_id))
+
     def job_id_for(self, request_id: str) -> str | None:
         return self._jobs.job_id_for(request_id)
 

@@ -404,6 +404,24 @@ class Jobs:
                 public_inputs=[p for p in job.public_inputs if p is not None] if ok else [],
             )
 
+    def position(self, job: Job) -> int:
+        """Jobs waiting for a synthesis slot that get one before this job (priority, then
+        turn: the slot order _admit follows); 0 once it holds a slot or is finished."""
+        with self.lock:
+            if job.finished or job.in_slot:
+                return 0
+            mine = (-int(job.priority), job.turn, job.job_id)
+            if mine not in self._pending:  # past synthesis, its partitions on the GPU side
+                return 0
+            ahead = 0
+            for prio, turn, jid in self._pending:
+                other = self._jobs.get(jid)
+                if (other is None or other is job or other.finished or other.in_slot
+                        or other.turn != turn):  # an entry left over from an earlier wait
+                    continue
+                ahead += (prio, turn, jid) < mine
+            return ahead
+
     def counts(self) -> tuple[dict[str, int], int, int]:
         """(jobs by state, jobs pending a slot, jobs holding one)."""
         with self.lock:

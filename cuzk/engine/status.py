@@ -73,6 +73,9 @@ class HostBufferStatus:
     in_use: int
     max_in_use: int
     bytes: int
+    # bound_per_shape sets of every shape holding sets now: what the pool may grow to
+    # without a new shape (there is no cap in bytes)
+    capacity_bytes: int = 0
     shapes: dict[str, BufferShapeStatus] = field(default_factory=dict)
 
 

@@ -287,12 +287,16 @@ class ProvingService:
 
     def status(self, job_id: str = "") -> pb.GetStatusResponse:
         es = self.engine.engine_status()
+        streamed = sum(k.streamed_bytes for k in es.keys)
         resp = pb.GetStatusResponse(
             total_proofs_completed=self.completed,
             total_proofs_failed=self.failed,
             uptime_seconds=int(time.time() - self.t_start),
             # Partition buffers (pinned on CUDA devices) and key queries streamed from the host.
-            pinned_memory_bytes=es.host_buffers.bytes + sum(k.streamed_bytes for k in es.keys),
+            pinned_memory_bytes=es.host_buffers.bytes + streamed,
+            # No cap in bytes: the pool's capacity (its bound in sets per shape held) and the
+            # streamed queries, which are as large as they are.
+            pinned_memory_limit_bytes=es.host_buffers.capacity_bytes + streamed,
             circuits=sorted(self.circuits),
             engine_status_json=json.dumps(es.to_dict(), default=str),
         )
@@ -559,11 +563,22 @@ class ProvingService:
             self._done_cv.notify_all()
 
     def _submit_response(self, rec: st.JobRecord, duplicate: bool) -> pb.SubmitProofResponse:
-        pos = 0
+        pos, gpu = 0, ""
         if not rec.done:
-            pos = self.engine.engine_status().pending_jobs
-        return pb.SubmitProofResponse(job_id=rec.job_id, duplicate=duplicate,
-                                      queue_position=pos, state=STORE_TO_PB[rec.state])
+            with self._lock:
+                live = self._live.get(rec.job_id)
+                eid = live.engine_job_id if live else None
+            try:
+                pos = self.engine.queue_position(eid) if eid is not None else \
+                    self.engine.engine_status().pending_jobs  # not handed to the engine yet
+            except KeyError:  # finished and forgotten meanwhile
+                pos = 0
+            devices = self.engine.devices
+            # With one device every partition is proved there; with several it is not known.
+            if eid is not None and len(devices) == 1:
+                gpu = devices[0]
+        return pb.SubmitProofResponse(job_id=rec.job_id, duplicate=duplicate, queue_position=pos,
+                                      assigned_gpu=gpu, state=STORE_TO_PB[rec.state])
 
     @staticmethod
     def result_message(rec: st.JobRecord) -> pb.AwaitProofResponse:

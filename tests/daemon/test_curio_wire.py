@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import grpc
 import pytest
-from daemon_harness import DaemonProc, write_config
+from daemon_harness import DaemonProc, tiny_circuit, write_config
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from cuzk.server import proof_kinds as pk
@@ -318,3 +320,88 @@ def test_reference_client_proves_a_sealed_2k_sector(ref: ModuleType, sealed_2k, 
         assert {q.proof_kind for q in st.queues} >= {"porep-c2"} and st.total_proofs_completed == 1
     finally:
         assert d.term() == 0, d.log()
+
+
+# --- what status and submit report ---------------------------------------------------------------
+
+
+class _HeldWitness:
+    """A witness generator that waits for `go`: its job keeps the synthesis slot."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def __call__(self, inputs: Any, index: int) -> Any:
+        self.go.wait(60)
+        return tiny_circuit().witness(int(inputs["seed"]), index)
+
+
+def test_status_reports_pinned_limit_queue_position_and_device(ref: ModuleType,
+                                                                tmp_path: Path) -> None:
+    """In-process service on one fake device (partition buffers reserved as the key goes HOT):
+    pinned_memory_limit_bytes is the buffer pool's capacity plus the streamed queries, and
+    the pinned bytes in use stay within it; SubmitProof's queue_position counts the jobs that
+    get a synthesis slot first (a higher priority goes ahead) and assigned_gpu names the one
+    device. Read in the reference schema."""
+    from fake_device import FakeDevice
+
+    from cuzk.backends.cpu import native_module
+    from cuzk.engine.config import EngineConfig
+    from cuzk.engine.engine import Engine
+    from cuzk.engine.phases import ProverPhases
+    from cuzk.engine.types import CircuitSpec
+    from cuzk.groth16.dev_keys import development_key
+    from cuzk.server import store as st
+    from cuzk.server.circuits import CircuitInfo
+    from cuzk.server.service import ProvingService
+    from cuzk.server.validation import SeedSchema
+
+    if native_module() is None:
+        pytest.skip("native CPU backend not built")
+    gate = _HeldWitness()
+    info = CircuitInfo("held", CircuitSpec(key=development_key(tiny_circuit()), witness_fn=gate),
+                       takes_inputs=True, schema=SeedSchema())
+    eng = Engine(EngineConfig(devices=["cpu"], partition_workers=1, synthesis_concurrency=1,
+                              warm_up=False), phases=ProverPhases(), backends={"cpu": FakeDevice()})
+    svc = ProvingService(eng, st.JobStore(tmp_path / "jobs.sqlite"), {"held": info})
+    svc.start()
+
+    def submit(rid: str, priority: int = pb.NORMAL) -> Any:
+        req = pb.SubmitProofRequest(request_id=rid, circuit_id="held", priority=priority,
+                                    partitions=[pb.PartitionInput(inputs_json='{"seed": 1}')])
+        return ref.SubmitProofResponse.FromString(svc.submit(req).SerializeToString())
+
+    def status() -> Any:
+        return ref.GetStatusResponse.FromString(svc.status().SerializeToString())
+
+    try:
+        eng.preload("held")
+        es = eng.engine_status()
+        pool = es.host_buffers
+        ((shape, sets),) = pool.shapes.items()
+        assert sets.allocated == pool.bound_per_shape and sets.set_bytes > 0
+        streamed = sum(k.streamed_bytes for k in es.keys)
+        s = status()
+        assert s.pinned_memory_limit_bytes == pool.bound_per_shape * sets.set_bytes + streamed
+        assert 0 < s.pinned_memory_bytes <= s.pinned_memory_limit_bytes
+
+        first = submit("a")
+        deadline = time.monotonic() + 30
+        while eng.engine_status().synthesizing_jobs < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the first job takes the only synthesis slot
+        assert (first.queue_position, first.assigned_gpu) == (0, "cpu")
+        assert submit("b").queue_position == 0  # next for the slot
+        assert submit("c").queue_position == 1
+        assert submit("d", pb.HIGH).queue_position == 0  # ahead of b and c
+        assert [eng.queue_position(eng.job_id_for(r) or "") for r in "abcd"] == [0, 1, 2, 0]
+        s = status()
+        assert 0 < s.pinned_memory_bytes <= s.pinned_memory_limit_bytes
+        gate.go.set()
+        for rid in "abcd":
+            assert svc.await_job(svc.store.get_by_request(rid).job_id, 60).status == \
+                pb.AwaitProofResponse.COMPLETED
+        done = submit("a")  # a duplicate of a finished job: nothing ahead, no device
+        assert (done.queue_position, done.assigned_gpu) == (0, "")
+    finally:
+        gate.go.set()
+        svc.stop(10)

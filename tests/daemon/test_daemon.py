@@ -62,6 +62,11 @@ def test_client_flow(daemon: DaemonProc, rng: random.Random) -> None:
     assert any(q["name"] == "gpu" and q["capacity"] == 4 for q in st["stages"])
     # Queues per proof kind: a non-Filecoin circuit is its own kind, idle ones listed with zeros.
     assert {q["proof_kind"]: (q["pending"], q["in_progress"]) for q in st["queues"]}["tiny"] == (0, 0)
+    # Pinned limit: no cap in bytes, the partition buffer pool's capacity and streamed queries.
+    pool, keys = st["engine"]["host_buffers"], st["engine"]["keys"]
+    limit = pool["capacity_bytes"] + sum(k["streamed_bytes"] for k in keys)
+    assert int(st["pinned_memory_limit_bytes"]) == limit
+    assert int(st["pinned_memory_bytes"]) <= limit
     text = c.metrics()
     assert 'cuzk_jobs_finished_total{circuit="tiny",state="completed"}' in text
     # CPU device: no window tables, reported as zero bytes in status and metrics
