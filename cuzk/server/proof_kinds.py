@@ -121,8 +121,12 @@ def _post_input(req: FilecoinRequest) -> Any:
     from cuzk.filecoin.post.constants import RegisteredPoStProof
     from cuzk.filecoin.post.job import PoStJob
 
-    return PoStJob(RegisteredPoStProof(req.registered_proof), bytes(req.randomness),
-                   prover_id_from_miner(req.miner_id), _vanilla_proofs(req), req.partition_index)
+    try:
+        prover_id = prover_id_from_miner(req.miner_id)
+    except ValueError as exc:
+        raise RouteError(f"miner_id: {exc}") from None
+    return PoStJob(RegisteredPoStProof(req.registered_proof), bytes(req.randomness), prover_id,
+                   _vanilla_proofs(req), req.partition_index)
 
 
 def _update_input(req: FilecoinRequest) -> Any:
@@ -130,6 +134,12 @@ def _update_input(req: FilecoinRequest) -> Any:
     from cuzk.filecoin.update.constants import RegisteredUpdateProof
     from cuzk.filecoin.update.job import UpdateJob
 
+    for value, wire in ((req.comm_r_old, "sector_key_cid (comm_r_old)"),
+                        (req.comm_r_new, "new_sealed_cid (comm_r_new)"),
+                        (req.comm_d_new, "new_unsealed_cid (comm_d_new)")):
+        if not value:
+            raise RouteError(f"{wire} is empty: a snap-update request carries the three "
+                             "commitments (32 bytes or their CIDs)")
     return UpdateJob(RegisteredUpdateProof(req.registered_proof), req.comm_r_old, req.comm_r_new,
                      req.comm_d_new, _vanilla_proofs(req))
 
