@@ -107,8 +107,11 @@ def test_field_table_matches_the_reference(ref: ModuleType) -> None:
 # --- requests: every field read as meant ---------------------------------------------------------
 
 _COMM = [bytes(range(i, i + 32)) for i in (1, 40, 80)]
-# A CID of a commitment: version, codec and multihash prefix, the length 0x20, the digest.
-_CID = bytes.fromhex("0181e203922020") + _COMM[2]
+# CIDs of commitments as Curio's `key.Bytes()` sends them: v1, codec, multihash code, 0x20, digest
+# (sealed: fil-commitment-sealed 0xf102 + poseidon-bls12_381-a2-fc1 0xb401;
+#  unsealed: fil-commitment-unsealed 0xf101 + sha2_256-trunc254-padded 0x1012).
+_SEALED_CID, _UNSEALED_CID = bytes.fromhex("0182e20381e80220"), bytes.fromhex("0181e203922020")
+_CID = _UNSEALED_CID + _COMM[2]
 
 
 def _full_submit(ref: ModuleType) -> Any:
@@ -231,6 +234,17 @@ def test_proof_kinds_route_by_kind_and_size() -> None:
     assert pk.commitment(_CID, "x") == _COMM[2]
     with pytest.raises(pk.RouteError, match="sector_key_cid is 5 bytes"):
         pk.commitment(b"12345", "sector_key_cid")
+    sealed = _SEALED_CID + _COMM[0]
+    assert pk.commitment(sealed, "x", pk.SEALED_CODEC) == _COMM[0]
+    assert pk.commitment(_CID, "x", pk.UNSEALED_CODEC) == _COMM[2]
+    for raw, codec, message in [
+        (sealed, pk.UNSEALED_CODEC, "codec 0xf102, not fil-commitment-unsealed"),
+        (_CID[:-1], None, "is 38 bytes: send the 32-byte"),
+        (b"\x00" + _CID[1:], None, "is 39 bytes"),  # CIDv0 is not a commitment CID
+        (bytes.fromhex("0182e203922020") + _COMM[0], None, "multihash 0x1012, not 0xb401"),
+    ]:
+        with pytest.raises(pk.RouteError, match=re.escape(message)):
+            pk.commitment(raw, "x", codec)
 
 
 def test_daemon_refuses_kinds_it_cannot_prove(ref: ModuleType, tmp_path: Path) -> None:
@@ -324,10 +338,6 @@ def test_reference_client_proves_a_sealed_2k_sector(ref: ModuleType, sealed_2k, 
 # --- PoSt and SnapDeals proved for a reference client -------------------------------------------
 
 _MINER = 1000
-# CIDs of commitments as Curio's `key.Bytes()` sends them: v1, codec, multihash code, 0x20, digest
-# (sealed: fil-commitment-sealed 0xf102 + poseidon-bls12_381-a2-fc1 0xb401;
-#  unsealed: fil-commitment-unsealed 0xf101 + sha2_256-trunc254-padded 0x1012).
-_SEALED_CID, _UNSEALED_CID = bytes.fromhex("0182e20381e80220"), bytes.fromhex("0181e203922020")
 
 
 def _post_table(cid: str, proof: str, no_params: Path, c2_cache: Path) -> str:
