@@ -247,6 +247,30 @@ def test_proof_kinds_route_by_kind_and_size() -> None:
             pk.commitment(raw, "x", codec)
 
 
+def test_filecoin_fields_become_the_circuits_jobs() -> None:
+    """The glue alone: a PoSt request's miner id becomes the prover id (its ID-address payload),
+    a SnapDeals request's CIDs their digests; empty or impossible fields are refused naming
+    the wire field."""
+    window = pk.FilecoinRequest(pk.WINDOW_POST_PARTITION, 10, 2048, vanilla_proofs=[b"v"],
+                                miner_id=1000, randomness=_COMM[0], partition_index=2)
+    job = window.kind.job_input(window)
+    assert (job.prover_id, job.randomness, job.partition_index, job.vanilla_proofs) == \
+           (b"\xe8\x07" + bytes(30), _COMM[0], 2, [b"v"])
+    assert int(job.registered_proof) == 10 and job.kind == "window-post"
+    snap = pk.FilecoinRequest(pk.SNAP_DEALS_UPDATE, 0, 2048, vanilla_proofs=[b"p"],
+                              comm_r_old=_COMM[0], comm_r_new=_COMM[1], comm_d_new=_COMM[2])
+    u = snap.kind.job_input(snap)
+    assert (u.comm_r_old, u.comm_r_new, u.comm_d_new, u.poseidon) == (*_COMM, False)
+    for req, message in [
+        (pk.FilecoinRequest(3, 10, 2048, vanilla_proofs=[b"v"], miner_id=1 << 63), "miner_id"),
+        (pk.FilecoinRequest(3, 10, 2048), "vanilla_proofs is empty"),
+        (pk.FilecoinRequest(2, 0, 2048, vanilla_proofs=[b"p"], comm_r_old=_COMM[0]),
+         r"new_sealed_cid \(comm_r_new\) is empty"),
+    ]:
+        with pytest.raises(pk.RouteError, match=message):
+            req.kind.job_input(req)
+
+
 def test_daemon_refuses_kinds_it_cannot_prove(ref: ModuleType, tmp_path: Path) -> None:
     """A daemon without Filecoin circuits: each reference kind is refused naming the circuit
     to register (FAILED_PRECONDITION), bad registered proofs as INVALID_ARGUMENT; nothing is
