@@ -121,8 +121,12 @@ def _post_input(req: FilecoinRequest) -> Any:
     from cuzk.filecoin.post.constants import RegisteredPoStProof
     from cuzk.filecoin.post.job import PoStJob
 
-    return PoStJob(RegisteredPoStProof(req.registered_proof), bytes(req.randomness),
-                   prover_id_from_miner(req.miner_id), _vanilla_proofs(req), req.partition_index)
+    try:
+        prover_id = prover_id_from_miner(req.miner_id)
+    except ValueError as exc:
+        raise RouteError(f"miner_id: {exc}") from None
+    return PoStJob(RegisteredPoStProof(req.registered_proof), bytes(req.randomness), prover_id,
+                   _vanilla_proofs(req), req.partition_index)
 
 
 def _update_input(req: FilecoinRequest) -> Any:
@@ -130,6 +134,12 @@ def _update_input(req: FilecoinRequest) -> Any:
     from cuzk.filecoin.update.constants import RegisteredUpdateProof
     from cuzk.filecoin.update.job import UpdateJob
 
+    for value, wire in ((req.comm_r_old, "sector_key_cid (comm_r_old)"),
+                        (req.comm_r_new, "new_sealed_cid (comm_r_new)"),
+                        (req.comm_d_new, "new_unsealed_cid (comm_d_new)")):
+        if not value:
+            raise RouteError(f"{wire} is empty: a snap-update request carries the three "
+                             "commitments (32 bytes or their CIDs)")
     return UpdateJob(RegisteredUpdateProof(req.registered_proof), req.comm_r_old, req.comm_r_new,
                      req.comm_d_new, _vanilla_proofs(req))
 
@@ -184,14 +194,46 @@ def kind_label(circuit_id: str, filecoin: Mapping[str, Any] | None) -> str:
     return kind.label if kind is not None else circuit_id
 
 
-def commitment(raw: bytes, what: str) -> bytes:
-    """A 32-byte commitment from the raw digest or a CID that ends in it (sha256-trunc254-padded
-    or poseidon multihash: length byte 0x20, then the digest)."""
+# Filecoin commitment CIDs (go-fil-commcid): CIDv1, codec, multihash code, digest length 32.
+SEALED_CODEC, UNSEALED_CODEC = 0xF102, 0xF101  # fil-commitment-sealed / -unsealed
+_MULTIHASH = {SEALED_CODEC: 0xB401, UNSEALED_CODEC: 0x1012}  # poseidon-bls12_381-a2-fc1, sha2-256-trunc254-padded
+_CODEC_NAME = {SEALED_CODEC: "fil-commitment-sealed", UNSEALED_CODEC: "fil-commitment-unsealed"}
+
+
+def _uvarints(raw: bytes, count: int) -> tuple[list[int], int] | None:
+    """`count` unsigned varints from the start of raw and where they end; None if cut short."""
+    out, pos = [], 0
+    for _ in range(count):
+        value = shift = 0
+        while True:
+            if pos >= len(raw) or shift > 63:
+                return None
+            b = raw[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        out.append(value)
+    return out, pos
+
+
+def commitment(raw: bytes, what: str, codec: int | None = None) -> bytes:
+    """A 32-byte commitment from the raw digest or its CID (as Curio's `cid.Bytes()` sends it:
+    version 1, the commitment codec, its multihash code, length 32, the digest). `codec`
+    (SEALED_CODEC, UNSEALED_CODEC) is the one the field holds; None takes either."""
     if len(raw) in (0, 32):
         return bytes(raw)
-    if len(raw) > 34 and raw[-33] == 32:
-        return bytes(raw[-32:])
-    raise RouteError(f"{what} is {len(raw)} bytes: send the 32-byte commitment or its CID")
+    head = _uvarints(bytes(raw), 4)
+    if len(raw) < 32 or head is None or head[1] != len(raw) - 32 or head[0][0] != 1 or head[0][3] != 32:
+        raise RouteError(f"{what} is {len(raw)} bytes: send the 32-byte commitment or its CID")
+    _, got, mh, _ = head[0]
+    want = (codec,) if codec is not None else tuple(_MULTIHASH)
+    if got not in want:
+        raise RouteError(f"{what} is a CID of codec {got:#x}, not {' or '.join(_CODEC_NAME[c] for c in want)}")
+    if mh != _MULTIHASH[got]:
+        raise RouteError(f"{what}: a {_CODEC_NAME[got]} CID with multihash {mh:#x}, not {_MULTIHASH[got]:#x}")
+    return bytes(raw[-32:])
 
 
 def route(proof_kind: int, registered_proof: int, sector_size: int,

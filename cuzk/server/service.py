@@ -70,9 +70,10 @@ def filecoin_request(req: pb.SubmitProofRequest, sector_size: int) -> pk.Filecoi
         vanilla_proofs=[bytes(v) for v in req.vanilla_proofs],
         sector_number=int(req.sector_number), miner_id=int(req.miner_id),
         randomness=bytes(req.randomness), partition_index=int(req.partition_index),
-        comm_r_old=pk.commitment(req.sector_key_cid, "sector_key_cid (comm_r_old)"),
-        comm_r_new=pk.commitment(req.new_sealed_cid, "new_sealed_cid (comm_r_new)"),
-        comm_d_new=pk.commitment(req.new_unsealed_cid, "new_unsealed_cid (comm_d_new)"),
+        comm_r_old=pk.commitment(req.sector_key_cid, "sector_key_cid (comm_r_old)", pk.SEALED_CODEC),
+        comm_r_new=pk.commitment(req.new_sealed_cid, "new_sealed_cid (comm_r_new)", pk.SEALED_CODEC),
+        comm_d_new=pk.commitment(req.new_unsealed_cid, "new_unsealed_cid (comm_d_new)",
+                                 pk.UNSEALED_CODEC),
     )
 
 

@@ -13,6 +13,7 @@ circuits or are refused with what is missing; and (slow) a reference client prov
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import threading
 import time
@@ -108,8 +109,11 @@ def test_field_table_matches_the_reference(ref: ModuleType) -> None:
 # --- requests: every field read as meant ---------------------------------------------------------
 
 _COMM = [bytes(range(i, i + 32)) for i in (1, 40, 80)]
-# A CID of a commitment: version, codec and multihash prefix, the length 0x20, the digest.
-_CID = bytes.fromhex("0181e203922020") + _COMM[2]
+# CIDs of commitments as Curio's `key.Bytes()` sends them: v1, codec, multihash code, 0x20, digest
+# (sealed: fil-commitment-sealed 0xf102 + poseidon-bls12_381-a2-fc1 0xb401;
+#  unsealed: fil-commitment-unsealed 0xf101 + sha2_256-trunc254-padded 0x1012).
+_SEALED_CID, _UNSEALED_CID = bytes.fromhex("0182e20381e80220"), bytes.fromhex("0181e203922020")
+_CID = _UNSEALED_CID + _COMM[2]
 
 
 def _full_submit(ref: ModuleType) -> Any:
@@ -232,6 +236,41 @@ def test_proof_kinds_route_by_kind_and_size() -> None:
     assert pk.commitment(_CID, "x") == _COMM[2]
     with pytest.raises(pk.RouteError, match="sector_key_cid is 5 bytes"):
         pk.commitment(b"12345", "sector_key_cid")
+    sealed = _SEALED_CID + _COMM[0]
+    assert pk.commitment(sealed, "x", pk.SEALED_CODEC) == _COMM[0]
+    assert pk.commitment(_CID, "x", pk.UNSEALED_CODEC) == _COMM[2]
+    for raw, codec, message in [
+        (sealed, pk.UNSEALED_CODEC, "codec 0xf102, not fil-commitment-unsealed"),
+        (_CID[:-1], None, "is 38 bytes: send the 32-byte"),
+        (b"\x00" + _CID[1:], None, "is 39 bytes"),  # CIDv0 is not a commitment CID
+        (bytes.fromhex("0182e203922020") + _COMM[0], None, "multihash 0x1012, not 0xb401"),
+    ]:
+        with pytest.raises(pk.RouteError, match=re.escape(message)):
+            pk.commitment(raw, "x", codec)
+
+
+def test_filecoin_fields_become_the_circuits_jobs() -> None:
+    """The glue alone: a PoSt request's miner id becomes the prover id (its ID-address payload),
+    a SnapDeals request's CIDs their digests; empty or impossible fields are refused naming
+    the wire field."""
+    window = pk.FilecoinRequest(pk.WINDOW_POST_PARTITION, 10, 2048, vanilla_proofs=[b"v"],
+                                miner_id=1000, randomness=_COMM[0], partition_index=2)
+    job = window.kind.job_input(window)
+    assert (job.prover_id, job.randomness, job.partition_index, job.vanilla_proofs) == \
+           (b"\xe8\x07" + bytes(30), _COMM[0], 2, [b"v"])
+    assert int(job.registered_proof) == 10 and job.kind == "window-post"
+    snap = pk.FilecoinRequest(pk.SNAP_DEALS_UPDATE, 0, 2048, vanilla_proofs=[b"p"],
+                              comm_r_old=_COMM[0], comm_r_new=_COMM[1], comm_d_new=_COMM[2])
+    u = snap.kind.job_input(snap)
+    assert (u.comm_r_old, u.comm_r_new, u.comm_d_new, u.poseidon) == (*_COMM, False)
+    for req, message in [
+        (pk.FilecoinRequest(3, 10, 2048, vanilla_proofs=[b"v"], miner_id=1 << 63), "miner_id"),
+        (pk.FilecoinRequest(3, 10, 2048), "vanilla_proofs is empty"),
+        (pk.FilecoinRequest(2, 0, 2048, vanilla_proofs=[b"p"], comm_r_old=_COMM[0]),
+         r"new_sealed_cid \(comm_r_new\) is empty"),
+    ]:
+        with pytest.raises(pk.RouteError, match=message):
+            req.kind.job_input(req)
 
 
 def test_daemon_refuses_kinds_it_cannot_prove(ref: ModuleType, tmp_path: Path) -> None:
@@ -405,3 +444,120 @@ def test_status_reports_pinned_limit_queue_position_and_device(ref: ModuleType,
     finally:
         gate.go.set()
         svc.stop(10)
+
+
+# --- PoSt and SnapDeals proved for a reference client -------------------------------------------
+
+_MINER = 1000
+
+
+def _post_table(cid: str, proof: str, no_params: Path, c2_cache: Path) -> str:
+    return (f'[srs.circuits.{cid}]\nfilecoin = {{ proof = "{proof}", sector_size = "2KiB", '
+            f'dev_keys = true, params = "{no_params}", cache_dir = "{c2_cache}" }}\n')
+
+
+@pytest.mark.slow
+def test_reference_client_proves_post_and_snap(ref: ModuleType, c2_cache: Path, no_params: Path,
+                                               tmp_path: Path) -> None:
+    """Curio's WindowPoSt (a request per partition, a bincode FallbackPoStSectorProof per
+    sector), WinningPoSt and SnapDeals (a bincode PartitionProof per partition, commitments as
+    CIDs or 32 bytes) requests, miner id in place of the prover id, to one daemon with a table
+    per kind: each answer's `proof` verifies with its circuit's verifier; a bad randomness, a
+    tampered vanilla proof and commitments that do not match are refused at submit."""
+    import numpy as np
+
+    from cuzk.filecoin.porep.challenges import prover_id_from_miner
+    from cuzk.filecoin.post import RegisteredPoStProof
+    from cuzk.filecoin.post.generate import (
+        field_bytes,
+        seal_sectors,
+        window_vanilla_proofs,
+        winning_vanilla_proofs,
+    )
+    from cuzk.filecoin.post.job import PoStJob
+    from cuzk.filecoin.post.prove import PoStCircuit
+    from cuzk.filecoin.update.constants import RegisteredUpdateProof
+    from cuzk.filecoin.update.generate import make_test_update
+    from cuzk.filecoin.update.job import UpdateJob
+    from cuzk.filecoin.update.prove import UpdateCircuit
+
+    randomness = field_bytes(np.random.default_rng(77))
+    prover_id = prover_id_from_miner(_MINER)
+    window = RegisteredPoStProof.StackedDrgWindow2KiBV1_2  # Go's StackedDrgWindow2KiBV1_1 (10)
+    winning = RegisteredPoStProof.StackedDrgWinning2KiBV1
+    parts = window_vanilla_proofs(window.config(), randomness,
+                                  seal_sectors(window.config(), 3, seed=31))
+    _, win_blobs = winning_vanilla_proofs(winning.config(), randomness, prover_id,
+                                          seal_sectors(winning.config(), 2, seed=32))
+    snap = RegisteredUpdateProof.StackedDrg2KiBV1
+    u = make_test_update(snap.params(), seed=33)
+    comm_r_old, comm_r_new, comm_d_new = u.commitments()
+
+    def window_req(k: int, **over: Any) -> Any:
+        fields = dict(request_id=f"wdpost-{_MINER}-{k}", proof_kind=ref.WINDOW_POST_PARTITION,
+                      registered_proof=int(window), vanilla_proofs=parts[k], miner_id=_MINER,
+                      randomness=randomness, partition_index=k)
+        return ref.SubmitProofRequest(**{**fields, **over})
+
+    snap_req = ref.SubmitProofRequest(
+        request_id=f"snap-{_MINER}-5", proof_kind=ref.SNAP_DEALS_UPDATE, sector_size=2048,
+        registered_proof=int(snap), vanilla_proofs=u.vanilla_proofs(), sector_number=5,
+        miner_id=_MINER, sector_key_cid=_SEALED_CID + comm_r_old, new_sealed_cid=comm_r_new,
+        new_unsealed_cid=_UNSEALED_CID + comm_d_new)
+    win_req = ref.SubmitProofRequest(
+        request_id=f"winning-{_MINER}", proof_kind=ref.WINNING_POST, registered_proof=int(winning),
+        vanilla_proofs=win_blobs, miner_id=_MINER, randomness=randomness)
+
+    extra = (_post_table("wpost-2k", "window-post", no_params, c2_cache)
+             + _post_table("winning-2k", "winning-post", no_params, c2_cache)
+             + _post_table("snap-2k", "snap-update", no_params, c2_cache))
+    d = DaemonProc(write_config(tmp_path, extra=extra), tmp_path).start()
+    tampered = list(parts[0])
+    blob = bytearray(tampered[1])
+    blob[-40] ^= 1  # the second sector's comm_c
+    tampered[1] = bytes(blob)
+    refusals = [
+        (window_req(0, request_id="short", randomness=randomness[:31]), "randomness must be 32 bytes"),
+        (window_req(0, request_id="tampered", vanilla_proofs=tampered), r"sector \d+: hash\(comm_c"),
+        (window_req(0, request_id="big-miner", miner_id=1 << 63), r"miner_id: .* below 2\^63"),
+        (ref.SubmitProofRequest(request_id="no-comm", proof_kind=ref.SNAP_DEALS_UPDATE,
+                                registered_proof=int(snap), vanilla_proofs=u.vanilla_proofs(),
+                                sector_key_cid=comm_r_old, new_sealed_cid=comm_r_new),
+         r"new_unsealed_cid \(comm_d_new\) is empty"),
+        (ref.SubmitProofRequest(request_id="swapped", proof_kind=ref.SNAP_DEALS_UPDATE,
+                                registered_proof=int(snap), vanilla_proofs=u.vanilla_proofs(),
+                                sector_key_cid=comm_r_new, new_sealed_cid=comm_r_old,
+                                new_unsealed_cid=comm_d_new), "comm_r"),
+        (ref.SubmitProofRequest(request_id="bad-cid", proof_kind=ref.SNAP_DEALS_UPDATE,
+                                registered_proof=int(snap), vanilla_proofs=u.vanilla_proofs(),
+                                sector_key_cid=comm_r_old[:20], new_sealed_cid=comm_r_new,
+                                new_unsealed_cid=comm_d_new), "sector_key_cid"),
+    ]
+    try:
+        for req, message in refusals:
+            with pytest.raises(grpc.RpcError) as exc:
+                _call(d.grpc, "SubmitProof", req, ref.SubmitProofResponse)
+            assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT, exc.value.details()
+            assert re.search(message, exc.value.details()), exc.value.details()
+        reqs = [window_req(0), window_req(1), win_req, snap_req]
+        jobs = [_call(d.grpc, "SubmitProof", r, ref.SubmitProofResponse).job_id for r in reqs]
+        results = [_call(d.grpc, "AwaitProof", ref.AwaitProofRequest(job_id=j),
+                         ref.AwaitProofResponse, timeout=1500) for j in jobs]
+        st = _call(d.grpc, "GetStatus", ref.GetStatusRequest(), ref.GetStatusResponse)
+    finally:
+        assert d.term() == 0, d.log()
+    for r in results:
+        assert r.status == ref.AwaitProofResponse.COMPLETED, r.error_message
+    assert {q.proof_kind for q in st.queues} >= {"window-post", "winning-post", "snap-update"}
+    post_c = PoStCircuit.for_proof(window, c2_cache)
+    post_vk = post_c.verifying_key(no_params)[0]
+    jobs_w = [PoStJob(window, randomness, prover_id, parts[k], k) for k in range(2)]
+    for job, r in zip(jobs_w, results):
+        assert len(r.proof) == 192 and post_c.verify(job, r.proof, post_vk) is None
+    assert post_c.verify(jobs_w[0], results[1].proof, post_vk) is not None  # other sectors
+    win_c = PoStCircuit.for_proof(winning, c2_cache)
+    win_job = PoStJob(winning, randomness, prover_id, win_blobs)
+    assert win_c.verify(win_job, results[2].proof, win_c.verifying_key(no_params)[0]) is None
+    snap_c = UpdateCircuit(snap, False, c2_cache)
+    snap_job = UpdateJob(snap, comm_r_old, comm_r_new, comm_d_new, u.vanilla_proofs())
+    assert snap_c.verify(snap_job, results[3].proof, snap_c.verifying_key(no_params)[0]) is None

@@ -59,6 +59,10 @@ def test_prover_id_from_miner() -> None:
     assert prover_id_from_miner(1000) == bytes([0xE8, 0x07]) + bytes(30)
     assert prover_id_from_miner(0) == bytes(32)
     assert prover_id_from_miner(127)[:2] == b"\x7f\x00" and prover_id_from_miner(128)[:2] == b"\x80\x01"
+    # filecoin-ffi's toProverID: an ID address holds ids up to 2^63 - 1 (nine payload bytes)
+    assert prover_id_from_miner((1 << 63) - 1) == b"\xff" * 8 + b"\x7f" + bytes(23)
+    with pytest.raises(ValueError, match="below 2\\^63"):
+        prover_id_from_miner(1 << 63)
 
 
 def test_interactive_challenges() -> None:

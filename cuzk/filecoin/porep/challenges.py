@@ -46,9 +46,10 @@ def replica_id(prover_id: bytes, sector_id: int, ticket: bytes, comm_d: bytes,
 
 def prover_id_from_miner(miner_id: int) -> bytes:
     """Lotus/Curio's prover id for actor f0<miner_id>: the ID address payload (unsigned LEB128
-    of the actor id), left-aligned in 32 zero bytes."""
-    if not 0 <= miner_id < 1 << 64:
-        raise ValueError(f"miner id {miner_id} does not fit a u64")
+    of the actor id), left-aligned in 32 zero bytes. An ID address holds ids below 2^63
+    (filecoin-ffi's toProverID refuses the rest)."""
+    if not 0 <= miner_id < 1 << 63:
+        raise ValueError(f"miner id {miner_id} is not an actor id (IDs are below 2^63)")
     out = bytearray()
     v = miner_id
     while True:

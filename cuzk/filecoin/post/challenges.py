@@ -23,14 +23,19 @@ from cuzk.filecoin.porep.constants import ApiVersion
 from .constants import FallbackParams, PoStConfig, PoStType
 
 
+class CommitmentError(ValueError):
+    """Randomness, a prover id or a commitment that is not 32 bytes of a field element: a
+    cuzk error, so the daemon tells a client its message."""
+
+
 def as_safe_commitment(value: bytes, name: str) -> bytes:
     """32 bytes that are a canonical little-endian field element (filecoin-proofs
-    as_safe_commitment), else ValueError naming the value."""
+    as_safe_commitment), else CommitmentError naming the value."""
     if not isinstance(value, bytes | bytearray) or len(value) != 32:
         n = len(value) if isinstance(value, bytes | bytearray) else type(value).__name__
-        raise ValueError(f"{name} must be 32 bytes, got {n}")
+        raise CommitmentError(f"{name} must be 32 bytes, got {n}")
     if int.from_bytes(value, "little") >= R:
-        raise ValueError(f"invalid commitment ({name}): {bytes(value).hex()} is not a field element")
+        raise CommitmentError(f"invalid commitment ({name}): {bytes(value).hex()} is not a field element")
     return bytes(value)
 
 

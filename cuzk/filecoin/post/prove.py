@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.filecoin.circuit_keys import CircuitKeys, Keys
+from cuzk.filecoin.job_envelope import JobInputError
 from cuzk.filecoin.params import names
 from cuzk.formats.proof_bytes import decode_proof, encode_proof
 from cuzk.groth16.prover import prove
@@ -71,7 +72,7 @@ class PoStCircuit(CircuitKeys):
 
     def check_type(self, rp: RegisteredPoStProof) -> None:
         if rp.typ is not self.typ or rp.sector.size != self.config.sector_size:
-            raise ValueError(f"registered proof {rp.name} is not a {self.kind} of "
+            raise JobInputError(f"registered proof {rp.name} is not a {self.kind} of "
                              f"{self.proof_type.sector.name} sectors (this circuit's)")
 
     def split_job(self, data: bytes | PoStJob) -> list[PartitionInputs]:

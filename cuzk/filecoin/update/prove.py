@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.filecoin.circuit_keys import CircuitKeys, Keys
+from cuzk.filecoin.job_envelope import JobInputError
 from cuzk.filecoin.params import names
 from cuzk.formats.proof_bytes import decode_proof, encode_proof
 from cuzk.groth16.prover import prove
@@ -63,7 +64,7 @@ class UpdateCircuit(CircuitKeys):
 
     def check_type(self, job: UpdateJob) -> None:
         if job.registered_proof is not self.proof_type or job.poseidon != self.poseidon:
-            raise ValueError(f"a {job.kind} job of {job.registered_proof.name} is not this "
+            raise JobInputError(f"a {job.kind} job of {job.registered_proof.name} is not this "
                              f"circuit's ({self.kind} of {self.proof_type.name})")
 
     def check(self, job: UpdateJob | bytes) -> UpdateInputs:

@@ -23,7 +23,7 @@ from cuzk.filecoin.cs.lc import R
 from cuzk.filecoin.merkle import PoseidonNodes, Sha256Nodes, TreeShape
 from cuzk.filecoin.porep.proof import MerkleProof
 from cuzk.filecoin.porep.seal import poseidon2
-from cuzk.filecoin.post.challenges import as_safe_commitment
+from cuzk.filecoin.post.challenges import CommitmentError, as_safe_commitment
 
 from .challenges import challenges, phi, rho
 from .constants import RegisteredUpdateProof, UpdateParams
@@ -64,7 +64,7 @@ class UpdateInputs:
 def _commitment(value: bytes | int, name: str) -> int:
     if isinstance(value, int):
         if not 0 <= value < R:
-            raise ValueError(f"invalid commitment ({name}): not a field element")
+            raise CommitmentError(f"invalid commitment ({name}): not a field element")
         return value
     return int.from_bytes(as_safe_commitment(value, name), "little")
 
