@@ -24,7 +24,7 @@ import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,28 @@ class Inventory:
             out["xfer_slowest"] = f"{s.kind}:{s.memory}:{s.nbytes}:{(s.seconds or 0) * 1e3:.3f}"
         return out
 
+
+
+def summary_from_detail(d: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The inventory `Inventory.detail` wrote, as plain data (a job's stored timings, the
+    client's ProofResult, the wire's Transfers message): copies, h2d/d2h/pageable bytes, bytes
+    and ms per kind, the slowest copy. None when nothing was copied or a field is malformed."""
+    try:
+        kinds = {k: {"bytes": int(d[f"xfer_{k}_bytes"]), "ms": float(d.get(f"xfer_{k}_ms", 0))}
+                 for k in KINDS if f"xfer_{k}_bytes" in d}
+        if not kinds:
+            return None
+        slowest = None
+        if "xfer_slowest" in d:
+            kind, memory, nbytes, ms = str(d["xfer_slowest"]).split(":")
+            slowest = {"kind": kind, "memory": memory, "bytes": int(nbytes), "ms": float(ms)}
+        return {"copies": int(d.get("xfer_copies", 0)),
+                "h2d_bytes": int(d.get("xfer_h2d_bytes", 0)),
+                "d2h_bytes": int(d.get("xfer_d2h_bytes", 0)),
+                "pageable_bytes": int(d.get("xfer_pageable_bytes", 0)),
+                "kinds": kinds, "slowest": slowest}
+    except ValueError:
+        return None
 
 class Totals:
     """Process-wide counters by (kind, direction, memory): copies, bytes and seconds. A

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from cuzk.backends.transfers import summary_from_detail
 
 EVENTS = ("SYNTH_START", "SYNTH_END", "GPU_QUEUE", "GPU_PICKUP", "GPU_START", "GPU_END",
           "PROOF_DONE")
@@ -178,3 +181,18 @@ class DeviceLock:
 
     def locked(self) -> bool:
         return self._lock.locked()
+
+
+def gpu_end_transfers(events: Iterable[TimelineEvent]) -> dict[int, dict[str, Any]]:
+    """Each partition's transfer inventory (transfers.summary_from_detail) from a job's GPU_END
+    events; the last one counts for a partition that was handed on, none for a partition
+    without copies."""
+    out: dict[int, dict[str, Any]] = {}
+    for ev in events:
+        if ev.event != "GPU_END":
+            continue
+        k = int(ev.detail.get("partition", 0))
+        out.pop(k, None)
+        if (s := summary_from_detail(ev.detail)) is not None:
+            out[k] = s
+    return out

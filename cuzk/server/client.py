@@ -66,7 +66,7 @@ class ProofResult:
     timings: dict[str, int] = field(default_factory=dict)
     # partition, synthesis_ms, gpu_ms, and on a device backend "transfers": the partition's
     # transfer inventory (copies; h2d, d2h and pageable bytes; bytes and ms per kind; the slowest
-    # copy), as cuzk.tools.timeline.transfer_summary gives it
+    # copy), as cuzk.backends.transfers.summary_from_detail gives it
     partition_timings: list[dict[str, Any]] = field(default_factory=list)
     public_inputs: list[list[int]] = field(default_factory=list)
 

@@ -29,6 +29,7 @@ import grpc
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
+from cuzk.engine.timeline import gpu_end_transfers
 from cuzk.engine.types import CircuitSpec, JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
@@ -36,7 +37,6 @@ from cuzk.server.limits import Limits
 from cuzk.server.proto import pb
 from cuzk.server.service import STORE_TO_PB, ProvingService, ServiceError
 from cuzk.server.store.postgres import NOTIFY_DONE, NOTIFY_WORK, Claim, PostgresJobStore
-from cuzk.tools import timeline as tl
 
 log = logging.getLogger("cuzk.server.cluster")
 
@@ -386,7 +386,7 @@ class ClusterService(ProvingService):
         timing["node"] = self.node_id  # type: ignore[assignment]
         timing["attempt"] = c.attempt
         # the engine job is this one partition: its copies, for the job's per-partition timings
-        if (xfer := tl.gpu_end_transfers(self.engine.timeline.events(eid)).get(0)) is not None:
+        if (xfer := gpu_end_transfers(self.engine.timeline.events(eid)).get(0)) is not None:
             timing["transfers"] = xfer  # type: ignore[assignment]
         ok = self._with_store(self.pg.commit_partition, c.job_id, c.idx, self.node_id,
                               c.attempt, proof, pubs, timing)

@@ -23,6 +23,7 @@ import numpy as np
 from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
 from cuzk.engine.status import WorkerStatus
+from cuzk.engine.timeline import gpu_end_transfers
 from cuzk.engine.types import JobRequest, JobState, PartitionInput, Priority
 from cuzk.server import proof_kinds as pk
 from cuzk.server import store as st
@@ -31,7 +32,6 @@ from cuzk.server.circuits import CircuitInfo
 from cuzk.server.device_memory import device_memory, device_name
 from cuzk.server.limits import Admission, Limits, ResourceBound
 from cuzk.server.proto import pb
-from cuzk.tools import timeline as tl
 
 log = logging.getLogger("cuzk.server")
 
@@ -78,7 +78,7 @@ def filecoin_request(req: pb.SubmitProofRequest, sector_size: int) -> pk.Filecoi
 
 
 def _transfers_message(s: dict[str, Any], out: pb.Transfers) -> None:
-    """A partition's stored transfer inventory (timeline.transfer_summary) into out."""
+    """A partition's stored transfer inventory (transfers.summary_from_detail) into out."""
     out.copies = int(s.get("copies", 0))
     out.h2d_bytes, out.d2h_bytes = int(s.get("h2d_bytes", 0)), int(s.get("d2h_bytes", 0))
     out.pageable_bytes = int(s.get("pageable_bytes", 0))
@@ -555,7 +555,7 @@ class ProvingService:
                 i = int(ev.detail.get("partition", 0))
                 key = "synthesis_ms" if ev.event == "SYNTH_END" else "gpu_ms"
                 parts.setdefault(i, {"partition": i})[key] = float(ev.detail["ms"])
-        for i, xfer in tl.gpu_end_transfers(events).items():
+        for i, xfer in gpu_end_transfers(events).items():
             parts.setdefault(i, {"partition": i})["transfers"] = xfer
         return [parts[i] for i in sorted(parts)]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cuzk.backends.transfers import KINDS, format_bytes
+from cuzk.backends.transfers import KINDS, format_bytes, summary_from_detail
 from cuzk.engine.timeline import TimelineEvent, parse_line
 
 # Busy fraction of the GPU kernel region, over the window in which GPU work was possible, at
@@ -251,25 +251,12 @@ def analyze(events: list[TimelineEvent], segment: int = -1) -> Report:
 
 def read_transfers(p: PartitionPhases, d: dict[str, str]) -> None:
     """p's transfer inventory from its GPU_END detail (xfer_* fields)."""
-    try:
-        for kind in KINDS:
-            if f"xfer_{kind}_bytes" in d:
-                p.transfers[kind] = int(d[f"xfer_{kind}_bytes"])
-                p.transfer_ms[kind] = float(d.get(f"xfer_{kind}_ms", "0"))
-        p.pageable_bytes = int(d.get("xfer_pageable_bytes", "0"))
-        p.copies = int(d.get("xfer_copies", "0"))
-        p.h2d_bytes = int(d.get("xfer_h2d_bytes", "0"))
-        p.d2h_bytes = int(d.get("xfer_d2h_bytes", "0"))
-        if "xfer_slowest" in d:
-            kind, memory, nbytes, ms = d["xfer_slowest"].split(":")
-            p.slowest = (kind, memory, int(nbytes), float(ms))
-    except ValueError:
-        return  # a malformed field: the rest of the line still counts
+    _fill_transfers(p, summary_from_detail(d))
 
 
 def transfer_summary(p: PartitionPhases) -> dict[str, Any] | None:
-    """p's transfer inventory as plain data (a job's stored timings, the client's
-    ProofResult, the wire's Transfers message); None when it reported no copies."""
+    """p's transfer inventory as plain data (transfers.summary_from_detail's form); None when
+    it reported no copies."""
     if not p.transfers:
         return None
     slow = p.slowest
@@ -281,27 +268,17 @@ def transfer_summary(p: PartitionPhases) -> dict[str, Any] | None:
             {"kind": slow[0], "memory": slow[1], "bytes": slow[2], "ms": slow[3]}}
 
 
-def gpu_end_transfers(events: Iterable[TimelineEvent]) -> dict[int, dict[str, Any]]:
-    """Each partition's transfer inventory (transfer_summary) from a job's GPU_END events; the
-    last one counts for a partition that was handed on, none for a partition without copies."""
-    out: dict[int, dict[str, Any]] = {}
-    for ev in events:
-        if ev.event != "GPU_END":
-            continue
-        p = PartitionPhases(ev.job_id, int(ev.detail.get("partition", 0)))
-        read_transfers(p, ev.detail)
-        out.pop(p.partition, None)
-        if (s := transfer_summary(p)) is not None:
-            out[p.partition] = s
-    return out
-
-
 def phases_from_summary(job_id: str, partition: int, s: dict[str, Any] | None) -> PartitionPhases:
-    """A partition's phases carrying the inventory `transfer_summary` gave (the table's
-    input for a run against a daemon)."""
+    """A partition's phases carrying a stored inventory (the table's input for a run against
+    a daemon)."""
     p = PartitionPhases(job_id, partition)
+    _fill_transfers(p, s)
+    return p
+
+
+def _fill_transfers(p: PartitionPhases, s: dict[str, Any] | None) -> None:
     if not s:
-        return p
+        return
     for kind, t in s.get("kinds", {}).items():
         p.transfers[kind] = int(t.get("bytes", 0))
         p.transfer_ms[kind] = float(t.get("ms", 0.0))
@@ -311,7 +288,6 @@ def phases_from_summary(job_id: str, partition: int, s: dict[str, Any] | None) -
     slow = s.get("slowest")
     if slow:
         p.slowest = (str(slow["kind"]), str(slow["memory"]), int(slow["bytes"]), float(slow["ms"]))
-    return p
 
 
 def _gbps(nbytes: float, ms: float) -> str:
