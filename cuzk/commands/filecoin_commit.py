@@ -63,6 +63,19 @@ def _say(args: argparse.Namespace, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
+def _load_keys(args: argparse.Namespace, circuit: Any, timings: dict[str, float]) -> Any:
+    """The circuit's keys (published, else development unless --no-dev-keys), timed into
+    timings["keys_s"], and said which they are (development keys loudly)."""
+    t0 = time.perf_counter()
+    keys = circuit.keys(args.params, allow_dev=not args.no_dev_keys)
+    timings["keys_s"] = time.perf_counter() - t0
+    if keys.development:
+        _dev_banner(args, keys.describe())
+    else:
+        _say(args, f"keys: {keys.describe()}")
+    return keys
+
+
 def _dev_banner(args: argparse.Namespace, keys_desc: str) -> None:
     _say(args, f"WARNING: {keys_desc}\nWARNING: the published parameter files are absent; these "
          "proofs verify only against the development key, NOT on chain (NOT FOR PRODUCTION)")
@@ -84,13 +97,7 @@ def cmd_prove_commit(args: argparse.Namespace) -> int:
         timings["check_s"] = time.perf_counter() - t0
         _say(args, f"{out.registered_proof.name}: {len(out.vanilla_proofs)} partition(s), vanilla "
              f"proofs verified in {timings['check_s']:.2f} s")
-        t0 = time.perf_counter()
-        keys = circuit.keys(args.params, allow_dev=not args.no_dev_keys)
-        timings["keys_s"] = time.perf_counter() - t0
-        if keys.development:
-            _dev_banner(args, keys.describe())
-        else:
-            _say(args, f"keys: {keys.describe()}")
+        keys = _load_keys(args, circuit, timings)
         backend = get_backend(args.backend)
         t0 = time.perf_counter()
         proof = prove_c1(out, keys, circuit, backend=backend, checked=True,

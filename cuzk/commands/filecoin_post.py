@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cuzk.commands.filecoin_commit import _dev_banner, _err, _say
+from cuzk.commands.filecoin_commit import _err, _load_keys, _say
 
 
 def _common(p: argparse.ArgumentParser, prove: bool) -> None:
@@ -226,13 +226,7 @@ def _prove(args: argparse.Namespace, what: str, make: Any) -> int:
         timings["check_s"] = time.perf_counter() - t0
         _say(args, f"{job.kind} {job.registered_proof.name}: vanilla proofs verified in "
              f"{timings['check_s']:.2f} s")
-        t0 = time.perf_counter()
-        keys = circuit.keys(args.params, allow_dev=not args.no_dev_keys)
-        timings["keys_s"] = time.perf_counter() - t0
-        if keys.development:
-            _dev_banner(args, keys.describe())
-        else:
-            _say(args, f"keys: {keys.describe()}")
+        keys = _load_keys(args, circuit, timings)
         backend = get_backend(args.backend)
         t0 = time.perf_counter()
         proof = circuit.prove(ins, keys, backend=backend)
