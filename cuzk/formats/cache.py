@@ -12,6 +12,7 @@ and mtime, so the next load of the same file is a map.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -183,7 +184,10 @@ class KeyCacheWriter:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(head)
-                f.truncate(total)  # sparse: unwritten rows read as zeros
+                f.truncate(total)  # unwritten rows read as zeros
+                # Reserve the blocks now: a full disk is then an OSError here, not a SIGBUS
+                # in the middle of filling a writable map.
+                _reserve(f.fileno(), total)
             self.arrays: dict[str, np.ndarray] = {}
             for name, spec in header["arrays"].items():
                 shape = tuple(spec["shape"])
@@ -216,6 +220,18 @@ class KeyCacheWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.abort()
+
+
+def _reserve(fd: int, size: int) -> None:
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise OSError(exc.errno, f"no space left for a {size / 2**30:.2f} GiB key cache file") from None
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # filesystems without it: sparse
+            raise
+    except AttributeError:  # platforms without posix_fallocate
+        pass
 
 
 def _round_up(n: int) -> int:

@@ -182,3 +182,34 @@ def test_json_errors(tmp_path: Path):
     p.write_text(json.dumps([str(2**255)]))
     with pytest.raises(F.FormatError, match="scalar field"):
         F.read_public_json(p, "bn254")
+
+
+def test_key_cache_writer_full_disk_is_an_error_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A disk without room for the file refuses it up front (OSError, nothing left behind)
+    instead of faulting later on a page of the writable map."""
+    import errno
+
+    from cuzk.curves import get_curve
+
+    def full(fd: int, offset: int, size: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    target = tmp_path / "k.cuzkkey"
+    with pytest.raises(OSError, match="no space left"):
+        F.KeyCacheWriter(target, curve=get_curve("bls12_381"), n_vars=64, n_public=2,
+                         domain_size=64, h_convention="bellman")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_key_cache_writer_reserves_its_blocks(tmp_path: Path):
+    from cuzk.curves import get_curve
+
+    target = tmp_path / "k.cuzkkey"
+    with F.KeyCacheWriter(target, curve=get_curve("bls12_381"), n_vars=4096, n_public=2,
+                          domain_size=4096, h_convention="bellman") as w:
+        tmp = w._tmp
+        st = os.stat(tmp)
+        assert st.st_blocks * 512 >= st.st_size  # allocated, not a sparse file
+        w.commit()
+    assert F.load_key_cache(target).alpha_g1 is not None
