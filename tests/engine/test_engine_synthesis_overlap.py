@@ -24,17 +24,23 @@ FIRST, SECOND = 11, 22  # the jobs' seeds
 
 
 class Gate:
-    """The first job's witness waits for `release`; the second's sets `second_started`."""
+    """The first job's witnesses wait for `release` (`first_started` once both are in); the
+    second's set `second_started`."""
 
     def __init__(self, circuit: SyntheticCircuit) -> None:
         self.release = threading.Event()
         self.first_started = threading.Event()
         self.second_started = threading.Event()
+        self._first_in = 0
+        self._lock = threading.Lock()
         self._witness = circuit.witness_fn()
 
     def __call__(self, inputs: dict[str, Any], partition: int) -> np.ndarray:
         if inputs["seed"] == FIRST:
-            self.first_started.set()
+            with self._lock:
+                self._first_in += 1
+                if self._first_in == 2:
+                    self.first_started.set()
             assert self.release.wait(120), "never released"
         else:
             self.second_started.set()
