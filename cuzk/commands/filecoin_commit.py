@@ -76,6 +76,25 @@ def _load_keys(args: argparse.Namespace, circuit: Any, timings: dict[str, float]
     return keys
 
 
+def _wrote(args: argparse.Namespace, proof: bytes, keys: Any, timings: dict[str, float],
+           t_start: float, what: str, summary: dict[str, Any]) -> int:
+    """The closing line of a prove command (or its --json summary) once the proof is written."""
+    partitions = len(proof) // 192
+    summary = summary | {
+        "partitions": partitions, "output": args.output, "bytes": len(proof),
+        "development_keys": keys.development, "parameter_files": str(keys.files.params),
+        "seconds": {k: round(v, 3) for k, v in timings.items()}
+        | {"total_s": round(time.perf_counter() - t_start, 3)},
+    }
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        print(f"wrote {args.output}: {len(proof)} bytes ({partitions} {what}partition proof(s) "
+              f"of 192 bytes) in {summary['seconds']['total_s']:.1f} s"
+              + ("  [DEVELOPMENT KEYS]" if keys.development else ""))
+    return 0
+
+
 def _dev_banner(args: argparse.Namespace, keys_desc: str) -> None:
     _say(args, f"WARNING: {keys_desc}\nWARNING: the published parameter files are absent; these "
          "proofs verify only against the development key, NOT on chain (NOT FOR PRODUCTION)")
@@ -106,20 +125,8 @@ def cmd_prove_commit(args: argparse.Namespace) -> int:
         Path(args.output).write_bytes(proof)
     except (C2Error, MissingParameterFile, FormatError, OSError) as exc:
         return _err(str(exc), 1 if isinstance(exc, C2Error) else 2)
-    summary: dict[str, Any] = {
-        "registered_proof": out.registered_proof.name, "partitions": len(out.vanilla_proofs),
-        "output": args.output, "bytes": len(proof), "development_keys": keys.development,
-        "parameter_files": str(keys.files.params),
-        "seconds": {k: round(v, 3) for k, v in timings.items()}
-        | {"total_s": round(time.perf_counter() - t_start, 3)},
-    }
-    if args.json:
-        print(json.dumps(summary, sort_keys=True))
-    else:
-        print(f"wrote {args.output}: {len(proof)} bytes ({len(out.vanilla_proofs)} partition "
-              f"proof(s) of 192 bytes) in {summary['seconds']['total_s']:.1f} s"
-              + ("  [DEVELOPMENT KEYS]" if keys.development else ""))
-    return 0
+    return _wrote(args, proof, keys, timings, t_start, what="",
+                  summary={"registered_proof": out.registered_proof.name})
 
 
 def cmd_verify_commit(args: argparse.Namespace) -> int:

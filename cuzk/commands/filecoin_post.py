@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cuzk.commands.filecoin_commit import _err, _load_keys, _say
+from cuzk.commands.filecoin_commit import _err, _load_keys, _say, _wrote
 
 
 def _common(p: argparse.ArgumentParser, prove: bool) -> None:
@@ -236,21 +236,8 @@ def _prove(args: argparse.Namespace, what: str, make: Any) -> int:
         return _err(str(exc), 2)
     except (ValueError, OSError) as exc:
         return _err(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1)
-    partitions = len(proof) // 192
-    summary: dict[str, Any] = {
-        "proof": job.kind, "registered_proof": job.registered_proof.name,
-        "partitions": partitions, "output": args.output, "bytes": len(proof),
-        "development_keys": keys.development, "parameter_files": str(keys.files.params),
-        "seconds": {k: round(v, 3) for k, v in timings.items()}
-        | {"total_s": round(time.perf_counter() - t_start, 3)},
-    }
-    if args.json:
-        print(json.dumps(summary, sort_keys=True))
-    else:
-        print(f"wrote {args.output}: {len(proof)} bytes ({partitions} {what} partition proof(s) "
-              f"of 192 bytes) in {summary['seconds']['total_s']:.1f} s"
-              + ("  [DEVELOPMENT KEYS]" if keys.development else ""))
-    return 0
+    return _wrote(args, proof, keys, timings, t_start, what=f"{what} ",
+                  summary={"proof": job.kind, "registered_proof": job.registered_proof.name})
 
 
 def _verify(args: argparse.Namespace, make: Any) -> int:
