@@ -1,5 +1,5 @@
-"""A device backend's proofs checked against the CPU backend's: by `prover.prove` (nothing
-kept on the device) and by an engine on the device as a daemon runs one (the key made HOT,
+"""A device backend's proofs checked against the CPU backend's: by `prover.prove` (the key
+not made resident first) and by an engine on the device as a daemon runs one (the key made HOT,
 the job's input split and its witness written into the partition's pinned buffer, the
 constraints evaluated on the device). Shared by tests/gpu (a GPU) and tests/emulated
 (tests/emulated_cuda.py's device), so what a GPU run checks is first checked here."""
@@ -14,7 +14,7 @@ import pytest
 from filecoin_fixtures import changed_input
 
 from cuzk.backends.base import Backend, alloc_host
-from cuzk.engine import CircuitSpec, Engine, EngineConfig, JobRequest, JobState
+from cuzk.engine import CircuitSpec, Engine, EngineConfig, JobRequest, JobState, KeyTier
 from cuzk.engine.phases import ProverPhases
 from cuzk.formats.proof_bytes import encode_proof
 from cuzk.groth16 import prover
@@ -22,6 +22,7 @@ from cuzk.layout import fr_to_ints
 from cuzk.model.keys import Proof, ProvingKey
 
 PROOF_BYTES = 192
+QUERIES = ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2")
 
 
 def fixed_blinding(pk: ProvingKey, outputs: prover.KernelOutputs) -> tuple[int, int]:
@@ -48,19 +49,31 @@ def same_proof(got: Proof, want: Proof) -> bool:
     return all(np.array_equal(getattr(got, p), getattr(want, p)) for p in ("a", "b", "c"))
 
 
+def key_arrays(pk: ProvingKey) -> list[Any]:
+    """What a device may keep of a key: its queries and its constraint matrices."""
+    kr = prover.key_r1cs(pk.r1cs)
+    return [getattr(pk, q) for q in QUERIES] + [x for m in (kr.a, kr.b, kr.c)
+                                                for x in (m.indptr, m.indices, m.values)]  # fmt: skip
+
+
 def engine_proof(spec: CircuitSpec, job_input: Any, be: Any,
                  **config: Any) -> tuple[bytes, list[int]]:  # fmt: skip
     """The proof and public inputs of a one-partition job (JobRequest.inputs = job_input) from
-    an engine on the device `be` with FixedPhases; `config`: EngineConfig fields."""
+    an engine on the device `be` with FixedPhases (`config`: EngineConfig fields); the key is
+    then evicted from the device, which keeps none of its queries."""
     eng = Engine(EngineConfig(devices=["cuda:0"], backend="cuda", **config),
                  phases=FixedPhases(), backends={"cuda:0": be}).start()  # fmt: skip
     try:
         eng.register_circuit("filecoin", spec)
         res = eng.await_job(eng.submit(JobRequest("job", "filecoin", inputs=job_input)),
                             timeout=900)  # fmt: skip
+        assert res.state == JobState.COMPLETED, res.error
+        assert eng.engine_status().key("filecoin").tier == KeyTier.HOT.value
+        pk = spec.key() if callable(spec.key) else spec.key
+        assert eng.evict("filecoin", KeyTier.WARM)
+        assert not any(be.kept_as(getattr(pk, q)) for q in QUERIES)
     finally:
         eng.stop()
-    assert res.state == JobState.COMPLETED, res.error
     assert len(res.proofs) == 1
     return res.proofs[0], res.public_inputs[0]
 
@@ -84,7 +97,10 @@ def assert_proves_alike(spec: CircuitSpec, job_input: Any, public: list[int], be
     want = prover.assemble(pk, outputs, r, s, cpu)
     blob = encode_proof(want)
     assert len(blob) == PROOF_BYTES
-    got = prover.prove(pk, w, r=r, s=s, backend=be)
+    try:
+        got = prover.prove(pk, w, r=r, s=s, backend=be)
+    finally:
+        be.release(key_arrays(pk))  # the copies prover.prove left for another proof
     assert same_proof(got, want) and encode_proof(got) == blob, "prover.prove"
     proof, inputs = engine_proof(spec, job_input, be, **engine)
     assert proof == blob, "the engine on the device"
