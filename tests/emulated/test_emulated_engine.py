@@ -1,7 +1,7 @@
 """The engine over CudaBackend itself, on emulated devices (tests/emulated_cuda.py: every CUDA
 module compiled for the host, a numpy stand-in for CuPy with device memory, out-of-memory and
 sticky errors): the pairing the GPU runs, without a GPU. Each job's proofs verify and equal
-the CPU engine's for the same r, s (the phases below fix them per partition):
+the CPU engine's for the same r, s (FixedPhases fixes them per partition):
 
 - the defaults (constraints evaluated on the device, window tables, a warm-up partition),
   with the device behind a wrapper that answers only base.DeviceBackend;
@@ -14,14 +14,13 @@ the CPU engine's for the same r, s (the phases below fix them per partition):
 
 from __future__ import annotations
 
-import hashlib
 import random
 import threading
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
+from device_agreement import FixedPhases
 from emulated_cuda import CUDARuntimeError, EmulatedCudaBackend
 from fake_device import ContractOnly
 
@@ -37,7 +36,6 @@ from cuzk.engine import (
     PartitionInput,
 )
 from cuzk.engine.errors import DeviceLost
-from cuzk.engine.phases import ProverPhases
 from cuzk.engine.status import KeyStatus
 from cuzk.formats.proof_bytes import decode_proof
 from cuzk.groth16.setup import setup
@@ -47,21 +45,6 @@ from cuzk.model.keys import ProvingKey
 CID = "emu"
 QUERIES = ("a_g1", "b_g1", "l_g1", "h_g1", "b_g2")
 STICKY = "CUDARuntimeError: cudaError 700"
-
-
-class FixedPhases(ProverPhases):
-    """The prover's phases with r and s a hash of the partition's kernel outputs instead of
-    fresh randomness: equal outputs give equal proof bytes on any two engines, and a wrong
-    output still gives a proof that differs (and fails to verify)."""
-
-    def assemble(self, pk: ProvingKey, outputs: Any, g2: Any, backend: Any) -> Any:
-        h = hashlib.sha256()
-        for part in (outputs.a_g1, outputs.b_g1, outputs.l_g1, outputs.h_g1):
-            h.update(np.ascontiguousarray(part).tobytes())
-        d = h.digest()
-        r = int.from_bytes(d[:16], "little") % pk.curve.r or 1
-        s = int.from_bytes(d[16:], "little") % pk.curve.r or 1
-        return self._p.assemble(pk, outputs, r, s, backend, b_g2=g2)
 
 
 Key = tuple[SyntheticCircuit, ProvingKey]

@@ -14,19 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from filecoin_fixtures import update_job, window_post_jobs, winning_post_job
 
 from cuzk.backends.cpu import native_module
-from cuzk.filecoin.post import RegisteredPoStProof
-from cuzk.filecoin.post.generate import (
-    field_bytes,
-    seal_sectors,
-    window_vanilla_proofs,
-    winning_vanilla_proofs,
-)
+from cuzk.filecoin.post.generate import field_bytes
 from cuzk.filecoin.post.job import PoStJob
-from cuzk.filecoin.update.constants import RegisteredUpdateProof
-from cuzk.filecoin.update.generate import make_test_update
-from cuzk.filecoin.update.job import UpdateJob
 
 pytestmark = pytest.mark.skipif(native_module() is None, reason="needs the native CPU backend")
 
@@ -45,23 +37,11 @@ def _toml(cid: str, proof: str, no_params: Path, c2_cache: Path) -> str:
 
 
 def _window_jobs() -> list[PoStJob]:
-    """WindowPoSt over three sectors: two partitions (the second padded), a job each."""
-    rp = RegisteredPoStProof.StackedDrgWindow2KiBV1_2
-    parts = window_vanilla_proofs(rp.config(), RANDOMNESS, seal_sectors(rp.config(), 3, seed=21))
-    return [PoStJob(rp, RANDOMNESS, PROVER_ID, blobs, k) for k, blobs in enumerate(parts)]
+    return window_post_jobs(RANDOMNESS, PROVER_ID, seed=21)
 
 
 def _winning_job() -> PoStJob:
-    rp = RegisteredPoStProof.StackedDrgWinning2KiBV1
-    _, blobs = winning_vanilla_proofs(rp.config(), RANDOMNESS, PROVER_ID,
-                                      seal_sectors(rp.config(), 2, seed=22))
-    return PoStJob(rp, RANDOMNESS, PROVER_ID, blobs)
-
-
-def _update_job(poseidon: bool) -> UpdateJob:
-    rp = RegisteredUpdateProof.StackedDrg2KiBV1
-    u = make_test_update(rp.params(poseidon), seed=23)
-    return UpdateJob(rp, *u.commitments(), u.vanilla_proofs(), poseidon)
+    return winning_post_job(RANDOMNESS, PROVER_ID, seed=22)
 
 
 def test_window_post_and_update_through_the_daemon(c2_cache: Path, no_params: Path,
@@ -73,7 +53,7 @@ def test_window_post_and_update_through_the_daemon(c2_cache: Path, no_params: Pa
     from cuzk.filecoin.update.prove import UpdateCircuit
     from cuzk.server.client import ClientError
 
-    window, update = _window_jobs(), _update_job(poseidon=True)
+    window, update = _window_jobs(), update_job(poseidon=True, seed=23)
     extra = (_toml("window-2k", "window-post", no_params, c2_cache)
              + _toml("snap-2k", "snap-update-poseidon", no_params, c2_cache))
     d = DaemonProc(write_config(tmp_path, extra=extra), tmp_path).start()
@@ -90,7 +70,7 @@ def test_window_post_and_update_through_the_daemon(c2_cache: Path, no_params: Pa
                 ("window-2k", bytes(bad), r"job input refused: sector \d+: hash\(comm_c"),
                 ("window-2k", _winning_job().to_bytes(), "is not a window-post"),
                 ("window-2k", window[0].to_bytes()[:-1], "bytes of vanilla proofs"),
-                ("snap-2k", _update_job(poseidon=False).to_bytes(), "this circuit's"),
+                ("snap-2k", update_job(poseidon=False, seed=23).to_bytes(), "this circuit's"),
             ]
             for cid, job_input, message in cases:
                 with pytest.raises(ClientError) as exc:

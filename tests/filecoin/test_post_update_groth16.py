@@ -7,11 +7,11 @@ rust-fil-proofs' files use); the rest use the development setup directly."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from filecoin_fixtures import changed_input
 
 from cuzk.backends.cpu import native_module
 from cuzk.filecoin.cs import synthesize_density, synthesize_r1cs, synthesize_witness
@@ -46,12 +46,6 @@ RNG = np.random.default_rng(31)
 RANDOMNESS, PROVER_ID = field_bytes(RNG), field_bytes(RNG)
 
 
-def _changed(inputs: list[int]) -> list[int]:
-    bad = list(inputs)
-    bad[random.Random(1).randrange(len(bad))] += 1
-    return bad
-
-
 def test_window_post_2kib(tmp_path: Path) -> None:
     """Development parameter files under WindowPoSt 2 KiB's published names; both partitions
     of three sealed sectors prove, each proof verifies with its partition's inputs only."""
@@ -74,7 +68,7 @@ def test_window_post_2kib(tmp_path: Path) -> None:
         inputs.append(generate_public_inputs(cfg, RANDOMNESS, pubs, k))
     assert all(verify(vk, i, p) for i, p in zip(inputs, proofs))
     assert not verify(vk, inputs[1], proofs[0])
-    assert not verify(vk, _changed(inputs[0]), proofs[0])
+    assert not verify(vk, changed_input(inputs[0]), proofs[0])
     other = field_bytes(np.random.default_rng(2))
     assert not verify(vk, generate_public_inputs(cfg, other, pubs, 0), proofs[0])
 
@@ -89,7 +83,7 @@ def test_winning_post_2kib() -> None:
     proof = prove(pk, synthesize_witness(circ, n_inputs=pk.vk.n_public + 1), backend="cpu")
     good = generate_public_inputs(cfg, RANDOMNESS, [PublicSector(chosen.sector_id, chosen.comm_r)], 0)
     assert verify(pk.vk, good, proof)
-    assert not verify(pk.vk, _changed(good), proof)
+    assert not verify(pk.vk, changed_input(good), proof)
     wrong_id = generate_public_inputs(cfg, RANDOMNESS, [PublicSector(chosen.sector_id + 1, chosen.comm_r)], 0)
     assert not verify(pk.vk, wrong_id, proof)
 
@@ -112,7 +106,7 @@ def _update_proof(params: UpdateParams, seed: int) -> None:
     proof = prove(pk, synthesize_witness(circ, n_inputs=5), backend="cpu")
     good = public_inputs(params, 0, pub.h, pub.comm_r_old, pub.comm_d_new, pub.comm_r_new)
     assert verify(pk.vk, good, proof)
-    assert not verify(pk.vk, _changed(good), proof)
+    assert not verify(pk.vk, changed_input(good), proof)
     swapped = public_inputs(params, 0, pub.h, pub.comm_r_new, pub.comm_d_new, pub.comm_r_old)
     assert not verify(pk.vk, swapped, proof)
 
