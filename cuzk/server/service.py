@@ -201,8 +201,8 @@ class ProvingService:
         if isinstance(adm, pb.SubmitProofResponse):
             return adm
         # Held before the commit so concurrent submits respect the bounds.
-        held = f"request:{req.request_id}"
-        self._validated(lambda: self.admission.admit(held, client, len(adm.payload)))
+        held, nbytes = f"request:{req.request_id}", len(adm.payload)
+        self._validated(lambda: self.admission.admit(held, client, nbytes))
         try:
             rec, created = self.store.insert(
                 req.request_id, adm.plan.circuit_id, int(adm.plan.priority), adm.n_partitions,
@@ -216,7 +216,7 @@ class ProvingService:
             return self._submit_response(rec, duplicate=True)
         self.admission.rekey(held, rec.job_id)  # released when its watcher ends
         try:
-            self._launch(rec.job_id, req, len(adm.payload), adm.plan)
+            self._launch(rec.job_id, req, nbytes, adm.plan)
         except ServiceError:
             self.admission.release(rec.job_id)
             self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
