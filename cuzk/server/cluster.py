@@ -31,6 +31,7 @@ from cuzk.engine.engine import Engine
 from cuzk.engine.srs import KeyTier
 from cuzk.engine.timeline import gpu_end_transfers
 from cuzk.engine.types import CircuitSpec, JobRequest, JobState, PartitionInput, Priority
+from cuzk.server import cluster_metrics as cm
 from cuzk.server import store as st
 from cuzk.server.circuits import CircuitInfo
 from cuzk.server.limits import Limits
@@ -83,9 +84,14 @@ class _Part:
     claim: Claim
     engine_job_id: str
     cancelled: bool = False
+    giving_back: bool = False  # this node is failing or releasing it (not a lost lease)
+    lease_lost: bool = False
+    outcome: str = ""  # how it ended here (cluster_metrics.OUTCOMES), once known
 
 
 class ClusterService(ProvingService):
+    SHUTDOWN_HINT = "submit to another daemon"
+
     def __init__(self, engine: Engine, store: PostgresJobStore,
                  circuits: dict[str, CircuitInfo], settings: dict[str, Any],
                  max_pending_jobs: int = 1024, max_pending_bytes: int = 2 * 2**30,
@@ -101,16 +107,13 @@ class ClusterService(ProvingService):
         self.poll_s = float(settings.get("poll", 1.0))
         self.live_s = 3 * self.heartbeat_s  # a node silent this long is taken for dead
         self.address = ""
-        self.fenced = 0  # results rejected because this node had lost the lease
-        self.partitions_committed = 0
-        self.abandoned = 0  # running partitions dropped because their job ended elsewhere
+        self.cluster_metrics = cm.ClusterMetrics(self.node_id)
         self._parts: dict[tuple[str, int], _Part] = {}
         self._inputs: OrderedDict[str, list[PartitionInput]] = OrderedDict()
         self._wake = threading.Event()
         self._halt = threading.Event()
         self._claiming = True
         self._threads: list[threading.Thread] = []
-        self._unavailable_since: float | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -165,37 +168,27 @@ class ClusterService(ProvingService):
     # --- requests -------------------------------------------------------------------------
 
     def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
-        """Per-request bounds apply here; the pending-job bound counts the cluster's unfinished
-        jobs (the per-client ones are a single daemon's and are not kept in the store)."""
-        if not req.request_id:
-            raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
-                               "request_id is empty: set a unique id per request (it makes retries safe)")
+        """Admission as on one daemon (ProvingService._admit); the pending-job bound counts the
+        cluster's unfinished jobs (the per-client ones are a single daemon's and are not kept
+        in the store)."""
         with self._store_errors():
-            existing = self.pg.get_by_request(req.request_id)
-            if existing is not None:
-                return self._submit_response(existing, duplicate=True)
-            self._validated(lambda: self.admission.check_size(req.ByteSize()))
-            plan = self._check(req)
-            n_partitions = len(plan.parts) if plan.parts is not None else len(req.partitions)
-            payload = req.SerializeToString()
-            with self._lock:
-                if not self._accepting:
-                    raise ServiceError(grpc.StatusCode.UNAVAILABLE,
-                                       "the daemon is shutting down; submit to another daemon")
+            adm = self._admit(req)
+            if isinstance(adm, pb.SubmitProofResponse):
+                return adm
             unfinished = self.pg.unfinished()
             if unfinished >= self.admission.limits.max_pending_jobs:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"{unfinished} jobs are unfinished in the cluster (limit [daemon] "
                     f"max_pending_jobs = {self.admission.limits.max_pending_jobs}); retry later")
-            if len(payload) > self.admission.limits.max_pending_bytes:
+            if len(adm.payload) > self.admission.limits.max_pending_bytes:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"the request ({len(payload)} B) is larger than [memory] max_pending_bytes = "
-                    f"{self.admission.limits.max_pending_bytes}")
+                    f"the request ({len(adm.payload)} B) is larger than [memory] "
+                    f"max_pending_bytes = {self.admission.limits.max_pending_bytes}")
             rec, created = self.pg.insert(
-                req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
-                submitted_to=self.node_id)
+                req.request_id, adm.plan.circuit_id, int(adm.plan.priority), adm.n_partitions,
+                adm.payload, submitted_to=self.node_id)
         if created:
             self._wake.set()
         return self._submit_response(rec, duplicate=not created)
@@ -261,11 +254,16 @@ class ClusterService(ProvingService):
 
     def cluster_status(self) -> dict[str, Any]:
         out = self.pg.cluster(self.live_s)
+        self.cluster_metrics.saw_queued(out["partitions"].get(st.QUEUED, 0))
+        ended = self.cluster_metrics.finished
         out["node_id"] = self.node_id
-        out["fenced_results"] = self.fenced
-        out["partitions_committed_here"] = self.partitions_committed
-        out["partitions_abandoned_here"] = self.abandoned
+        out["fenced_results"] = ended[cm.FENCED]
+        out["partitions_committed_here"] = ended[cm.COMMITTED]
+        out["partitions_abandoned_here"] = ended[cm.ABANDONED]
         return out
+
+    def collectors(self) -> list[Any]:
+        return [self.cluster_metrics]
 
     def pending(self) -> int:
         with self._lock:
@@ -292,8 +290,11 @@ class ClusterService(ProvingService):
             try:
                 with self._lock:
                     mine = sorted({j for j, _ in self._parts})
-                claim = self.pg.claim(self.node_id, served, self._hot(), mine, self.lease_s,
+                hot = self._hot()
+                t0 = time.perf_counter()
+                claim = self.pg.claim(self.node_id, served, hot, mine, self.lease_s,
                                       self.cold_delay_s, self.live_s)
+                self.cluster_metrics.claim_seconds.observe(time.perf_counter() - t0)
                 self._store_back()
             except st.StoreUnavailable as exc:
                 self._store_away(exc)
@@ -306,6 +307,7 @@ class ClusterService(ProvingService):
             if claim is None:
                 self._idle()
                 continue
+            self.cluster_metrics.claim()
             self._run(claim)
 
     def _idle(self) -> None:
@@ -336,13 +338,15 @@ class ClusterService(ProvingService):
     def _run(self, c: Claim) -> None:
         try:
             parts = self._inputs_of(c.job_id)
-            if parts is None:
-                return  # ended between claim and now: finish() marked its partitions
+            if parts is None:  # ended between claim and now: finish() marked its partitions
+                self._ended(c, cm.ABANDONED)
+                return
             jr = JobRequest(f"{c.job_id}/{c.idx}/{c.attempt}", c.circuit_id, [parts[c.idx]],
                             Priority(c.priority))
             eid = self.engine.submit(jr)
         except st.StoreUnavailable as exc:
             self._store_away(exc)  # the lease expires and another node takes it
+            self._ended(c, cm.ABANDONED)
             return
         except ServiceError as exc:
             self._fail(c, f"the stored request no longer checks here: {exc.message}", True)
@@ -367,6 +371,9 @@ class ClusterService(ProvingService):
                 with self._lock:
                     part = self._parts.get((c.job_id, c.idx))
                     by_job = part is not None and part.cancelled
+                    if part is not None and not by_job:
+                        part.giving_back = True
+                self._ended(c, cm.ABANDONED if by_job else cm.RELEASED)
                 if not by_job:  # this node is stopping: hand it back, unpenalized
                     self._with_store(self.pg.release, c.job_id, c.idx, self.node_id, c.attempt)
             else:
@@ -374,6 +381,7 @@ class ClusterService(ProvingService):
                 self._fail(c, err, not is_infrastructure_error(err))
         except Exception:
             log.exception("partition %s/%d: recording its result failed", c.job_id, c.idx)
+            self._ended(c, cm.FAILED)  # unless its outcome was known before the error
         finally:
             with self._lock:
                 self._parts.pop((c.job_id, c.idx), None)
@@ -388,20 +396,52 @@ class ClusterService(ProvingService):
         # the engine job is this one partition: its copies, for the job's per-partition timings
         if (xfer := gpu_end_transfers(self.engine.timeline.events(eid)).get(0)) is not None:
             timing["transfers"] = xfer  # type: ignore[assignment]
-        ok = self._with_store(self.pg.commit_partition, c.job_id, c.idx, self.node_id,
-                              c.attempt, proof, pubs, timing)
+
+        def commit() -> bool:
+            t0 = time.perf_counter()
+            ok = self.pg.commit_partition(c.job_id, c.idx, self.node_id, c.attempt, proof,
+                                          pubs, timing)
+            self.cluster_metrics.commit_seconds.observe(time.perf_counter() - t0)
+            return ok
+
+        ok = self._with_store(commit)
+        fenced = ok is False and self._superseded(c)
+        if fenced and self._mark_lost((c.job_id, c.idx), c.attempt):
+            self.cluster_metrics.leases(0, 1)  # a lease lost that no renewal had noticed
+        self._ended(c, cm.COMMITTED if ok else cm.RELEASED if ok is None else  # None: stopping
+                    cm.FENCED if fenced else cm.ABANDONED)
         if ok:
-            with self._lock:
-                self.partitions_committed += 1
             self._job_maybe_done(c.job_id)
         elif ok is False:
-            with self._lock:
-                self.fenced += 1
             log.warning("partition %s/%d attempt %d: result rejected, this node (%s) no longer "
                         "holds its lease (or the job ended)", c.job_id, c.idx, c.attempt,
                         self.node_id)
 
+    def _superseded(self, c: Claim) -> bool:
+        """A refused commit: True when the row names another owner or attempt (fencing), False
+        when it is still this claim's and its job ended (cancelled, failed elsewhere)."""
+        try:
+            return self.pg.holder(c.job_id, c.idx) != (self.node_id, c.attempt)
+        except st.StoreUnavailable as exc:
+            self._store_away(exc)
+            return True  # not known: counted as what a refused commit most often is
+
+    def _ended(self, c: Claim, outcome: str) -> None:
+        """Count how a claim ended here, once (counted as soon as it is known, so a scrape
+        after the job's result sees it)."""
+        with self._lock:
+            part = self._parts.get((c.job_id, c.idx))
+            if part is not None and part.claim.attempt == c.attempt:
+                if part.outcome:
+                    return
+                part.outcome = outcome
+        self.cluster_metrics.finish(outcome)
+
     def _fail(self, c: Claim, error: str, deterministic: bool) -> None:
+        with self._lock:
+            if (part := self._parts.get((c.job_id, c.idx))) is not None:
+                part.giving_back = True
+        self._ended(c, cm.FAILED)
         log.warning("partition %s/%d attempt %d failed (%s): %s", c.job_id, c.idx, c.attempt,
                     "deterministic" if deterministic else "will retry", error)
         if self._with_store(self.pg.fail_partition, c.job_id, c.idx, self.node_id, c.attempt,
@@ -446,17 +486,37 @@ class ClusterService(ProvingService):
 
     def _heartbeat(self) -> None:
         with self._lock:
-            held = sorted(self._parts)
+            held = {key: p.claim.attempt for key, p in self._parts.items()}
             running = len(held)
             jobs = sorted({j for j, _ in held})
-        self.pg.renew(self.node_id, self.lease_s, held)
-        self.pg.heartbeat(self.node_id, self.address, sorted(self.circuits), self._hot(),
-                          max(0, self.engine.buffered_bound - running), running)
+        renewed, gone = self.pg.renew(self.node_id, self.lease_s,
+                                      [(j, i, a) for (j, i), a in sorted(held.items())])
+        self.cluster_metrics.leases(renewed, self._leases_lost(held, gone))
+        queued = self.pg.heartbeat(self.node_id, self.address, sorted(self.circuits),
+                                   self._hot(), max(0, self.engine.buffered_bound - running),
+                                   running)
+        self.cluster_metrics.saw_queued(queued)
         self._cancel_local(self.pg.terminal_jobs(jobs))
         requeued, failed = self.pg.reap(self.max_attempts)
+        self.cluster_metrics.reaped(requeued, failed)
         if requeued or failed:
             log.info("reaper: %d expired lease(s) requeued, %d job(s) failed", requeued, failed)
             self._wake.set()
+
+    def _leases_lost(self, held: dict[tuple[str, int], int], gone: list[tuple[str, int]]) -> int:
+        """How many of `gone` (held partitions whose row names another owner or attempt) were
+        taken from this node: not those it is failing or releasing itself. Those set their
+        flag before their store call, so one whose call changed the row is seen."""
+        return sum(self._mark_lost(key, held[key]) for key in gone)
+
+    def _mark_lost(self, key: tuple[str, int], attempt: int) -> bool:
+        """Flag a running partition's lease as lost; True the first time (count it once)."""
+        with self._lock:
+            p = self._parts.get(key)
+            if p is None or p.claim.attempt != attempt or p.giving_back or p.lease_lost:
+                return False
+            p.lease_lost = True
+            return True
 
     def _heartbeat_loop(self) -> None:
         while not self._halt.wait(self.heartbeat_s):
@@ -476,7 +536,6 @@ class ClusterService(ProvingService):
             hits = [p for (j, _), p in self._parts.items() if j in ended and not p.cancelled]
             for p in hits:
                 p.cancelled = True
-            self.abandoned += len(hits)
             for j in ended:
                 self._inputs.pop(j, None)
         for p in hits:
@@ -507,15 +566,13 @@ class ClusterService(ProvingService):
                 self._halt.wait(self.poll_s)
 
     def _store_away(self, exc: BaseException) -> None:
-        if self._unavailable_since is None:
-            self._unavailable_since = time.monotonic()
+        if self.cluster_metrics.store_away():
             log.warning("job store unavailable (%s): retrying", exc)
 
     def _store_back(self) -> None:
-        if self._unavailable_since is not None:
-            log.info("job store reachable again after %.1f s",
-                     time.monotonic() - self._unavailable_since)
-            self._unavailable_since = None
+        took = self.cluster_metrics.store_back()
+        if took is not None:
+            log.info("job store reachable again after %.1f s", took)
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -524,11 +581,15 @@ class ClusterService(ProvingService):
             return super()._record(job_id)
 
     class _StoreErrors:
+        def __init__(self, metrics: cm.ClusterMetrics) -> None:
+            self.metrics = metrics
+
         def __enter__(self) -> None:
             return None
 
         def __exit__(self, et: Any, exc: Any, tb: Any) -> bool:
             if isinstance(exc, st.StoreUnavailable):
+                self.metrics.store_error()
                 raise ServiceError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
             if isinstance(exc, st.SchemaMismatch):
                 raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, str(exc)) from None
@@ -536,4 +597,4 @@ class ClusterService(ProvingService):
 
     def _store_errors(self) -> ClusterService._StoreErrors:
         """Store failures as gRPC answers: UNAVAILABLE (retry) or FAILED_PRECONDITION."""
-        return ClusterService._StoreErrors()
+        return ClusterService._StoreErrors(self.cluster_metrics)

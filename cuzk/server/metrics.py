@@ -1,5 +1,6 @@
 """Prometheus metrics for the daemon: counters updated as jobs finish, gauges read from the
-engine and the store at scrape time."""
+engine and the store at scrape time, and the collectors the service brings (a cluster node's,
+cuzk.server.cluster_metrics)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,12 @@ class _Live(Collector):
         for dev, s in es.locks.items():
             lock.add_metric([dev], s.held_ms / 1000.0)
         yield lock
+        try:
+            counts = svc.store.counts()
+        except st.StoreUnavailable:  # a cluster's database is away: the rest still answers
+            return
         jobs = GaugeMetricFamily("cuzk_store_jobs", "Jobs in the store by state", labels=["state"])
-        for state, n in svc.store.counts().items():
+        for state, n in counts.items():
             jobs.add_metric([state], n)
         yield jobs
 
@@ -104,6 +109,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self.registry.register(_Live(service))
         self.registry.register(Transfers())
+        for collector in service.collectors():
+            self.registry.register(collector)
         self.submitted = Counter("cuzk_jobs_submitted", "Jobs accepted", registry=self.registry)
         self.finished = Counter("cuzk_jobs_finished", "Jobs finished", ["circuit", "state"],
                                 registry=self.registry)

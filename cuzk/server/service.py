@@ -115,7 +115,19 @@ class _Plan:
     parts: list[Any] | None = None
 
 
+@dataclass
+class _Admitted:
+    """A request that passed admission (ProvingService._admit), not yet stored."""
+
+    plan: _Plan
+    n_partitions: int
+    payload: bytes  # the request as stored
+
+
 class ProvingService:
+    # What a client refused during shutdown should do (a cluster node names another daemon).
+    SHUTDOWN_HINT = "retry against the restarted daemon"
+
     def __init__(
         self,
         engine: Engine,
@@ -185,6 +197,38 @@ class ProvingService:
 
     def submit(self, req: pb.SubmitProofRequest, client: str = "") -> pb.SubmitProofResponse:
         """`client`: who sends it (cuzk.server.limits.client_of), for the per-client bounds."""
+        adm = self._admit(req)
+        if isinstance(adm, pb.SubmitProofResponse):
+            return adm
+        # Held before the commit so concurrent submits respect the bounds.
+        held, nbytes = f"request:{req.request_id}", len(adm.payload)
+        self._validated(lambda: self.admission.admit(held, client, nbytes))
+        try:
+            rec, created = self.store.insert(
+                req.request_id, adm.plan.circuit_id, int(adm.plan.priority), adm.n_partitions,
+                adm.payload,
+            )
+        except BaseException:
+            self.admission.release(held)
+            raise
+        if not created:  # lost a race with the same request_id
+            self.admission.release(held)
+            return self._submit_response(rec, duplicate=True)
+        self.admission.rekey(held, rec.job_id)  # released when its watcher ends
+        try:
+            self._launch(rec.job_id, req, nbytes, adm.plan)
+        except ServiceError:
+            self.admission.release(rec.job_id)
+            self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
+            self._notify()
+            raise
+        return self._submit_response(rec, duplicate=False)
+
+    def _admit(self, req: pb.SubmitProofRequest) -> _Admitted | pb.SubmitProofResponse:
+        """The admission step of every submit, one daemon's or a cluster node's: a request id;
+        the same request_id again answers with its job (duplicate); the request's size; its
+        check against its circuit; a daemon still accepting. What follows differs: the bounds
+        on pending work (this daemon's, or the cluster's unfinished jobs) and where it runs."""
         if not req.request_id:
             raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                "request_id is empty: set a unique id per request (it makes retries safe)")
@@ -198,29 +242,8 @@ class ProvingService:
         with self._lock:
             if not self._accepting:
                 raise ServiceError(grpc.StatusCode.UNAVAILABLE,
-                                   "the daemon is shutting down; retry against the restarted daemon")
-        # Held before the commit so concurrent submits respect the bounds.
-        held = f"request:{req.request_id}"
-        self._validated(lambda: self.admission.admit(held, client, len(payload)))
-        try:
-            rec, created = self.store.insert(
-                req.request_id, plan.circuit_id, int(plan.priority), n_partitions, payload,
-            )
-        except BaseException:
-            self.admission.release(held)
-            raise
-        if not created:  # lost a race with the same request_id
-            self.admission.release(held)
-            return self._submit_response(rec, duplicate=True)
-        self.admission.rekey(held, rec.job_id)  # released when its watcher ends
-        try:
-            self._launch(rec.job_id, req, len(payload), plan)
-        except ServiceError:
-            self.admission.release(rec.job_id)
-            self.store.finish(rec.job_id, st.FAILED, error="rejected by the engine")
-            self._notify()
-            raise
-        return self._submit_response(rec, duplicate=False)
+                                   f"the daemon is shutting down; {self.SHUTDOWN_HINT}")
+        return _Admitted(plan, n_partitions, payload)
 
     def await_job(
         self, job_id: str, timeout_s: float | None, alive: Any = None
@@ -376,6 +399,11 @@ class ProvingService:
     def pending(self) -> int:
         with self._lock:
             return len(self._live)
+
+    def collectors(self) -> list[Any]:
+        """Prometheus collectors of this service's own, exported beside the daemon's metrics
+        (a cluster node's: cuzk.server.cluster_metrics)."""
+        return []
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -2,13 +2,16 @@
 PostgreSQL job store started by the tests: one job per request_id across daemons, partitions
 proved across daemons and verified, submit/await/cancel on different daemons, a `kill -9`ed
 daemon's partitions finished by another after its lease expires, and a daemon paused past its
-lease fenced off."""
+lease fenced off. Each node's /metrics counts what happened there (claims and how they ended,
+the reaper's requeues, the store's outage)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from daemon_harness import DaemonProc, tiny_circuit, verify_result, write_config
 
 pytest.importorskip("psycopg")
 import psycopg  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 LEASE_S = 2.0
 OUTAGE_S = 10.0
@@ -58,6 +62,38 @@ def _rows(dsn: str, sql: str, *args: Any) -> list[tuple]:
         return conn.execute(sql, args).fetchall()
 
 
+def _metrics(d: DaemonProc) -> dict[str, float]:
+    """A node's /metrics: each sample by its name and labels, as `name{label=value,...}`."""
+    with urllib.request.urlopen(f"http://{d.http}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(smp.labels.items()))
+            out[smp.name + (f"{{{labels}}}" if labels else "")] = smp.value
+    return out
+
+
+def _metrics_when(nodes: tuple[DaemonProc, ...], ok: Callable[[list[dict[str, float]]], bool],
+                  timeout: float = 10.0) -> list[dict[str, float]]:
+    """The nodes' metrics once `ok(them)` (counts land just after the result a client awaits),
+    or as they are at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ms = [_metrics(d) for d in nodes]
+        if ok(ms) or time.monotonic() > deadline:
+            return ms
+        time.sleep(0.1)
+
+
+CLAIMED = "cuzk_cluster_partitions_claimed_total"
+OUTCOMES = ("committed", "fenced", "failed", "released", "abandoned")
+
+
+def _ended(m: dict[str, float], outcome: str) -> float:
+    return m[f"cuzk_cluster_partitions_finished_total{{outcome={outcome}}}"]
+
+
 def _seeds(n: int, base: int) -> list[int]:
     return [base * 1000 + i for i in range(n)]
 
@@ -92,6 +128,29 @@ def test_one_service_across_daemons(tmp_path: Path, dsn: str, stop_all: list) ->
     assert len(owners) >= 2, owners
     (n,) = _rows(dsn, "SELECT COUNT(*) FROM cuzk_partitions WHERE state <> 'done'")[0]
     assert n == 0
+
+    # The nodes' metrics: the partitions committed, summed over the nodes, are the partitions
+    # submitted; every claim ended in one outcome (committed, unless a lease was lost under
+    # load); each commit was timed; a heartbeat later every node saw an empty queue.
+    n_parts = 4 * len(jobs)
+
+    def settled(ms: list[dict[str, float]]) -> bool:
+        return (sum(_ended(m, "committed") for m in ms) == n_parts
+                and all(m[CLAIMED] == sum(_ended(m, o) for o in OUTCOMES) for m in ms)
+                and all(m.get("cuzk_cluster_partitions_queued") == 0 for m in ms))
+
+    ms = _metrics_when((a, b, c), settled)
+    assert sum(_ended(m, "committed") for m in ms) == n_parts, ms
+    for m in ms:
+        assert m[CLAIMED] == sum(_ended(m, o) for o in OUTCOMES), m
+        assert m["cuzk_cluster_commit_seconds_count"] >= _ended(m, "committed") + \
+            _ended(m, "fenced")
+        assert m["cuzk_cluster_claim_seconds_count"] >= m[CLAIMED]
+        assert m["cuzk_cluster_partitions_queued"] == 0
+        assert m["cuzk_cluster_store_unavailable"] == 0
+    assert sum(_ended(m, "committed") > 0 for m in ms) >= 2  # proved across nodes
+    assert {k for m in ms for k in m if k.startswith("cuzk_cluster_node_info")} == {
+        f"cuzk_cluster_node_info{{node=node{i}}}" for i in range(3)}
 
     # Status on any daemon: the cluster's counts and its live nodes.
     st = cc.status()
@@ -143,6 +202,8 @@ def test_kill9_mid_partition_another_daemon_finishes(tmp_path: Path, dsn: str, s
     assert retried, f"no partition of node1 was retried: {held}"
     assert all(r[3] != "node1" and r[4] == len(r[5]) for r in retried)
     assert failover_s < 60
+    # the survivors' reapers requeued the dead node's partitions
+    assert sum(_metrics(d)["cuzk_cluster_partitions_requeued_total"] for d in (a, c)) >= 1
 
 
 def test_paused_daemon_is_fenced(tmp_path: Path, dsn: str, stop_all: list) -> None:
@@ -183,6 +244,13 @@ def test_paused_daemon_is_fenced(tmp_path: Path, dsn: str, stop_all: list) -> No
     vc = (ca if victim is a else cb).status()["engine"]["cluster"]
     # its stale attempt was either refused at commit or dropped when it saw the job done
     assert vc["fenced_results"] + vc["partitions_abandoned_here"] >= 1, vc
+    vm, om = _metrics(victim), _metrics(a if victim is b else b)
+    assert (_ended(vm, "fenced"), _ended(vm, "abandoned")) == (
+        vc["fenced_results"], vc["partitions_abandoned_here"])
+    assert vm["cuzk_cluster_leases_lost_total"] >= _ended(vm, "fenced")
+    # the other node's reaper requeued the paused node's partition, and it committed it
+    assert om["cuzk_cluster_partitions_requeued_total"] >= 1
+    assert _ended(om, "committed") >= 1
 
 
 def test_affinity_follows_hot_keys(tmp_path: Path, dsn: str, stop_all: list) -> None:
@@ -224,10 +292,16 @@ def test_database_outage_then_cluster_restart(tmp_path: Path, dsn: str, stop_all
         assert err.value.code.name == "UNAVAILABLE"
         time.sleep(OUTAGE_S)  # the issue's outage: longer than every lease
         assert a.proc.poll() is None and b.proc.poll() is None  # no daemon exits
+        away = _metrics(a)  # /metrics answers without the database
+        assert away["cuzk_cluster_store_unavailable"] == 1
     finally:
         srv.start()
     for j, s in jobs.items():
         _check(cb.await_proof(j, timeout=120), s)
+    back = _metrics_when((a,), lambda ms: ms[0]["cuzk_cluster_store_unavailable"] == 0)[0]
+    assert back["cuzk_cluster_store_unavailable"] == 0
+    assert back["cuzk_cluster_store_unavailable_seconds_total"] >= OUTAGE_S - 1
+    assert back["cuzk_cluster_store_errors_total"] >= away["cuzk_cluster_store_errors_total"] >= 1
 
     # The whole cluster killed with jobs unfinished, then started again: they finish, and the
     # jobs finished before can still be awaited.

@@ -99,7 +99,8 @@ def test_claim_order_prefers_hot_then_priority(pg: PostgresJobStore) -> None:
     assert c3.job_id == other.job_id
     # A circuit another live node holds HOT (with room) is left to it.
     pg.insert("d2", "d", 1, 1, b"x")
-    pg.heartbeat("B", "", ["d"], ["d"], free_slots=2, running=0)
+    # the heartbeat answers the cluster's queued partitions ("d2")
+    assert pg.heartbeat("B", "", ["d"], ["d"], free_slots=2, running=0) == 1
     assert pg.claim("A", ["c", "d"], ["c"], [], 30, 0, 10) is None
     assert pg.claim("B", ["d"], ["d"], [], 30, 0, 10) is not None
 
@@ -107,12 +108,17 @@ def test_claim_order_prefers_hot_then_priority(pg: PostgresJobStore) -> None:
 def test_lease_expiry_reaper_and_fencing(pg: PostgresJobStore) -> None:
     rec, _ = pg.insert("r", "c", 1, 1, b"x")
     a = _claim(pg, "A", lease=0.3)
-    assert pg.renew("A", 0.3, [(a.job_id, a.idx)]) == 1
-    assert pg.renew("A", 0.3, [(a.job_id, a.idx + 1)]) == 0  # renews only what it works on
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx, a.attempt)]) == (1, [])
+    # renews only what it works on
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx + 1, a.attempt)]) == (0, [])
     time.sleep(0.5)
     assert pg.reap(max_attempts=3) == (1, 0)  # A's lease expired: back in the queue
+    # A's next renewal finds it lost, as it does once B holds it under the next attempt
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx, a.attempt)]) == (0, [(a.job_id, a.idx)])
     b = _claim(pg, "B")
     assert b.attempt == a.attempt + 1
+    assert pg.renew("A", 0.3, [(a.job_id, a.idx, a.attempt)]) == (0, [(a.job_id, a.idx)])
+    assert pg.renew("B", 0.3, [(b.job_id, b.idx, b.attempt)]) == (1, [])
     # A wakes up and tries to write its result: fenced off.
     assert not pg.commit_partition(a.job_id, a.idx, "A", a.attempt, b"stale", [1], {})
     assert pg.commit_partition(b.job_id, b.idx, "B", b.attempt, b"fresh", [1], {})

@@ -373,31 +373,47 @@ class PostgresJobStore:
 
         return self._retry(tx)
 
-    def renew(self, node: str, lease_s: float, held: list[tuple[str, int]]) -> int:
-        """Extend the leases of the partitions `node` is working on (`held`: (job_id, idx)),
-        in one statement; returns how many it still holds. Only those: a claim whose answer
-        was lost, or a result that could not be committed, must not stay leased forever."""
+    def renew(self, node: str, lease_s: float,
+              held: list[tuple[str, int, int]]) -> tuple[int, list[tuple[str, int]]]:
+        """Extend the leases of the partitions `node` is working on (`held`: (job_id, idx,
+        attempt)), in one statement. Only those: a claim whose answer was lost, or a result
+        that could not be committed, must not stay leased forever. Returns how many it renewed
+        and those of `held` whose row names another owner or attempt: taken from `node` (the
+        reaper requeued them), unless `node` itself gave them back meanwhile."""
         if not held:
-            return 0
+            return 0, []
         with self._conn() as conn:
-            cur = conn.execute(
-                "UPDATE cuzk_partitions SET lease_expires = now() + make_interval(secs => %s)"
-                " WHERE owner = %s AND state = 'running' AND (job_id, idx) IN"
-                " (SELECT * FROM unnest(%s::text[], %s::integer[]))",
-                (float(lease_s), node, [j for j, _ in held], [i for _, i in held]))
-            return cur.rowcount
+            rows = conn.execute(
+                "WITH h AS (SELECT * FROM unnest(%(jobs)s::text[], %(idx)s::integer[],"
+                " %(att)s::integer[]) AS h(job_id, idx, attempt)),"
+                " r AS (UPDATE cuzk_partitions p"
+                " SET lease_expires = now() + make_interval(secs => %(lease)s) FROM h"
+                " WHERE p.job_id = h.job_id AND p.idx = h.idx AND p.owner = %(node)s"
+                " AND p.state = 'running' RETURNING p.job_id, p.idx)"
+                # p is the row as before this statement's update, which changes neither column
+                " SELECT h.job_id, h.idx, r.job_id IS NOT NULL, p.job_id IS NOT NULL AND"
+                " (p.owner IS DISTINCT FROM %(node)s OR p.attempt <> h.attempt)"
+                " FROM h LEFT JOIN r USING (job_id, idx) LEFT JOIN cuzk_partitions p"
+                " USING (job_id, idx)",
+                {"jobs": [h[0] for h in held], "idx": [h[1] for h in held],
+                 "att": [h[2] for h in held], "lease": float(lease_s), "node": node}).fetchall()
+        return sum(1 for r in rows if r[2]), [(r[0], int(r[1])) for r in rows if r[3]]
 
     def heartbeat(self, node: str, address: str, served: list[str], hot: list[str],
-                  free_slots: int, running: int) -> None:
+                  free_slots: int, running: int) -> int:
+        """Publish what `node` holds HOT and its room; returns the cluster's queued partitions
+        (the partial index of queued rows answers it)."""
         with self._conn() as conn:
-            conn.execute(
+            row = conn.execute(
                 "INSERT INTO cuzk_nodes (node_id, address, served, hot, free_slots, running,"
                 " schema_version) VALUES (%s,%s,%s,%s,%s,%s,%s)"
                 " ON CONFLICT (node_id) DO UPDATE SET address = EXCLUDED.address,"
                 " served = EXCLUDED.served, hot = EXCLUDED.hot, free_slots = EXCLUDED.free_slots,"
                 " running = EXCLUDED.running, schema_version = EXCLUDED.schema_version,"
-                " heartbeat_at = now()",
-                (node, address, served, hot, free_slots, running, self.schema_version))
+                " heartbeat_at = now()"
+                " RETURNING (SELECT COUNT(*) FROM cuzk_partitions WHERE state = 'queued')",
+                (node, address, served, hot, free_slots, running, self.schema_version)).fetchone()
+        return int(row[0])
 
     def leave(self, node: str) -> int:
         """A node stopping (or restarting under the same id): its unfinished partitions go back
@@ -556,6 +572,13 @@ class PostgresJobStore:
         return [PartitionRow(r[0], r[1], r[2], r[3], r[4], list(r[5]),
                              bytes(r[6]) if r[6] is not None else None, r[7] or "")
                 for r in rows]
+
+    def holder(self, job_id: str, idx: int) -> tuple[str | None, int] | None:
+        """A partition's (owner, attempt), its fencing token; None when there is no such row."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT owner, attempt FROM cuzk_partitions WHERE job_id = %s"
+                               " AND idx = %s", (job_id, idx)).fetchone()
+        return (row[0], int(row[1])) if row else None
 
     def partitions_done(self, job_id: str) -> int:
         with self._conn() as conn:
