@@ -369,7 +369,7 @@ class ClusterService(ProvingService):
                 self._commit(c, eid, res.proofs[0], res.public_inputs[0], res.timings)
             elif res.state == JobState.CANCELLED:
                 with self._lock:
-                    part = self._parts.get((c.job_id, c.idx))
+                    part = self._part_of(c)
                     by_job = part is not None and part.cancelled
                     if part is not None and not by_job:
                         part.giving_back = True
@@ -384,7 +384,8 @@ class ClusterService(ProvingService):
             self._ended(c, cm.FAILED)  # unless its outcome was known before the error
         finally:
             with self._lock:
-                self._parts.pop((c.job_id, c.idx), None)
+                if self._part_of(c) is not None:  # not a newer claim of the same partition
+                    del self._parts[(c.job_id, c.idx)]
                 self._done_cv.notify_all()
             self._wake.set()
 
@@ -417,6 +418,12 @@ class ClusterService(ProvingService):
                         "holds its lease (or the job ended)", c.job_id, c.idx, c.attempt,
                         self.node_id)
 
+    def _part_of(self, c: Claim) -> _Part | None:
+        """This claim's entry (under self._lock): None once a newer attempt at the same
+        partition, claimed here again after this one's lease was lost, has replaced it."""
+        part = self._parts.get((c.job_id, c.idx))
+        return part if part is not None and part.claim.attempt == c.attempt else None
+
     def _superseded(self, c: Claim) -> bool:
         """A refused commit: True when the row names another owner or attempt (fencing), False
         when it is still this claim's and its job ended (cancelled, failed elsewhere)."""
@@ -430,8 +437,8 @@ class ClusterService(ProvingService):
         """Count how a claim ended here, once (counted as soon as it is known, so a scrape
         after the job's result sees it)."""
         with self._lock:
-            part = self._parts.get((c.job_id, c.idx))
-            if part is not None and part.claim.attempt == c.attempt:
+            part = self._part_of(c)
+            if part is not None:
                 if part.outcome:
                     return
                 part.outcome = outcome
@@ -439,7 +446,7 @@ class ClusterService(ProvingService):
 
     def _fail(self, c: Claim, error: str, deterministic: bool) -> None:
         with self._lock:
-            if (part := self._parts.get((c.job_id, c.idx))) is not None:
+            if (part := self._part_of(c)) is not None:
                 part.giving_back = True
         self._ended(c, cm.FAILED)
         log.warning("partition %s/%d attempt %d failed (%s): %s", c.job_id, c.idx, c.attempt,
