@@ -406,10 +406,11 @@ def convert_bellman_params(
 
     lay = scan_bellman_params(path, curve)
     masks = _resolve(lay, density)
+    rows = None if masks is None else {"a_g1": masks[0], "b_g1": masks[1], "b_g2": masks[1]}
     with KeyCacheWriter(
         target, curve=lay.curve, n_vars=lay.n_vars, n_public=lay.n_inputs - 1,
         domain_size=lay.domain_size, h_convention="bellman",
-        meta={"source": "bellman", "path": lay.name, **(meta or {})},
+        meta={"source": "bellman", "path": lay.name, **(meta or {})}, rows=rows,
     ) as w:
         _fill_all(lay, masks, w.arrays)
         w.commit()

@@ -203,13 +203,29 @@ def test_key_cache_writer_full_disk_is_an_error_not_a_crash(tmp_path: Path, monk
 
 
 def test_key_cache_writer_reserves_its_blocks(tmp_path: Path):
+    """The blocks the fill will write are allocated before the map is written; with `rows`,
+    the blocks of rows left at infinity stay holes (no disk for points a key does not have)."""
     from cuzk.curves import get_curve
 
-    target = tmp_path / "k.cuzkkey"
-    with F.KeyCacheWriter(target, curve=get_curve("bls12_381"), n_vars=4096, n_public=2,
-                          domain_size=4096, h_convention="bellman") as w:
-        tmp = w._tmp
-        st = os.stat(tmp)
-        assert st.st_blocks * 512 >= st.st_size  # allocated, not a sparse file
-        w.commit()
-    assert F.load_key_cache(target).alpha_g1 is not None
+    n = 1 << 16
+    mask = np.zeros(n, dtype=bool)
+    mask[:1000] = mask[-1000:] = True
+    mask[n // 2] = True
+    args = dict(curve=get_curve("bls12_381"), n_vars=n, n_public=2, domain_size=1024,
+                h_convention="bellman")
+    sizes = {}
+    for name, rows in (("all", None), ("masked", {"a_g1": mask, "b_g1": mask, "b_g2": mask})):
+        with F.KeyCacheWriter(tmp_path / f"{name}.cuzkkey", **args, rows=rows) as w:
+            st = os.stat(w._tmp)
+            sizes[name] = (st.st_size, st.st_blocks * 512)
+            for arr_name in ("a_g1", "b_g1", "b_g2"):
+                w.arrays[arr_name][mask] = 7
+            w.commit()
+        assert int(F.load_key_cache(tmp_path / f"{name}.cuzkkey").b_g2[n // 2].max()) == 7
+    assert sizes["all"][1] >= sizes["all"][0]  # nothing sparse
+    size, allocated = sizes["masked"]
+    left_out = (n - int(mask.sum())) * (96 + 96 + 192)  # the rows at infinity of a, b_g1, b_g2
+    # allocated: all but those rows, give or take the blocks they share with written rows
+    # (two per run edge) and the filesystem's own rounding
+    assert size - left_out <= allocated + 3 * 4 * 4096
+    assert allocated <= size - left_out + 3 * 4 * 4096 + (1 << 20)
