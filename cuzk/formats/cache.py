@@ -191,13 +191,13 @@ class KeyCacheWriter:
             with os.fdopen(fd, "wb") as f:
                 f.write(head)
                 f.truncate(total)  # unwritten rows read as zeros
-                _reserve(f.fileno(), 0, len(head), total)
+                _reserve(f.fileno(), 0, len(head))
                 for name, spec in header["arrays"].items():
                     size = int(np.prod(spec["shape"], dtype=np.int64)) * 8
                     if name in (rows or {}):
-                        _reserve_rows(f.fileno(), spec["offset"], size, rows[name], total)
+                        _reserve_rows(f.fileno(), spec["offset"], size, rows[name])
                     else:
-                        _reserve(f.fileno(), spec["offset"], size, total)
+                        _reserve(f.fileno(), spec["offset"], size)
             self.arrays: dict[str, np.ndarray] = {}
             for name, spec in header["arrays"].items():
                 shape = tuple(spec["shape"])
@@ -206,8 +206,11 @@ class KeyCacheWriter:
                 else:
                     self.arrays[name] = np.memmap(self._tmp, dtype=np.dtype(spec["dtype"]),
                                                   mode="r+", offset=spec["offset"], shape=shape)
-        except BaseException:
+        except BaseException as exc:
             self._tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise OSError(exc.errno, f"no space left in {self.path.parent} for the "
+                              f"{total / 2**30:.2f} GiB key cache file {self.path.name}") from None
             raise
         self._done = False
 
@@ -235,23 +238,21 @@ class KeyCacheWriter:
 _BLOCK = 4096
 
 
-def _reserve(fd: int, offset: int, size: int, total: int) -> None:
-    """Allocate the file's blocks over [offset, offset + size) (where the filesystem can)."""
+def _reserve(fd: int, offset: int, size: int) -> None:
+    """Allocate the file's blocks over [offset, offset + size) where the filesystem can; a
+    full disk raises OSError(ENOSPC)."""
     if size <= 0:
         return
     try:
         os.posix_fallocate(fd, offset, size)
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise OSError(exc.errno, f"no space left on the disk for a {total / 2**30:.2f} GiB "
-                          "key cache file") from None
         if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # filesystems without it: sparse
             raise
     except AttributeError:  # platforms without posix_fallocate
         pass
 
 
-def _reserve_rows(fd: int, offset: int, size: int, mask: np.ndarray, total: int) -> None:
+def _reserve_rows(fd: int, offset: int, size: int, mask: np.ndarray) -> None:
     """Reserve the blocks of an array that hold at least one of the rows `mask` marks; runs of
     blocks holding none stay holes. Chunked: a 32 GiB PoRep's masks have 130 M rows."""
     mask = np.asarray(mask, dtype=bool)
@@ -260,7 +261,7 @@ def _reserve_rows(fd: int, offset: int, size: int, mask: np.ndarray, total: int)
         return
     row = size // n
     if row > _BLOCK or row * n != size:
-        _reserve(fd, offset, size, total)
+        _reserve(fd, offset, size)
         return
     first_blk, last_blk = offset // _BLOCK, (offset + size - 1) // _BLOCK
     used = np.zeros(last_blk - first_blk + 1, dtype=bool)
@@ -274,7 +275,7 @@ def _reserve_rows(fd: int, offset: int, size: int, mask: np.ndarray, total: int)
     for b0, b1 in zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True):
         lo = max(offset, (first_blk + b0) * _BLOCK)
         hi = min(offset + size, (first_blk + b1) * _BLOCK)
-        _reserve(fd, lo, hi - lo, total)
+        _reserve(fd, lo, hi - lo)
 
 
 def _round_up(n: int) -> int:
