@@ -13,6 +13,7 @@ and mtime, so the next load of the same file is a map.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import logging
@@ -458,7 +459,7 @@ def load_proving_key(
     before. `verify_source(path)` runs before the source is parsed (not when a converted copy
     is used): e.g. a digest check.
     """
-    from cuzk.formats.bellman import convert_bellman_params, read_bellman_params
+    from cuzk.formats.bellman import read_bellman_params
     from cuzk.formats.zkey import read_zkey
 
     kind = _sniff(path)
@@ -490,9 +491,44 @@ def load_proving_key(
             return load_key_cache(target)
         except FormatError as exc:
             log.warning("rebuilding unreadable key cache %s: %s", target, exc)
+    try:
+        cdir.mkdir(parents=True, exist_ok=True)
+        lock = open(target.with_name(target.name + ".lock"), "w")  # noqa: SIM115  held below
+    except OSError as exc:
+        log.warning("cannot write key cache %s: %s", target, exc)
+        return parse()
+    with lock:
+        # one writer per file across processes (daemons sharing a cache folder): the others
+        # wait here and map its result
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            try:
+                return load_key_cache(target)
+            except FormatError:
+                pass
+        _remove_orphans(target)
+        return _build(target, kind, src, path, c, density, parse, verify_source)
+
+
+def _remove_orphans(target: Path) -> None:
+    """Temporary files of `target` that a killed writer left (under the lock no live writer
+    has one): a 32 GiB key's is 75 GB, so they must not pile up across restarts."""
+    for tmp in target.parent.glob(f".{target.name}.*"):
+        try:
+            size = tmp.stat().st_size
+            tmp.unlink()
+            log.info("removed %s (%.2f GiB) left by an interrupted key cache write", tmp, size / 2**30)
+        except OSError:
+            pass
+
+
+def _build(target: Path, kind: str, src: Path, path: PathLike, c: Curve, density: Any,
+           parse: Callable[[], ProvingKey],
+           verify_source: Callable[[Path], None] | None) -> ProvingKey:
+    from cuzk.formats.bellman import convert_bellman_params, read_bellman_params
+
     if kind == "bellman" and not isinstance(density, R1CS):
         try:
-            cdir.mkdir(parents=True, exist_ok=True)
             if verify_source is not None:
                 verify_source(src)
             convert_bellman_params(src, target, c, density)
@@ -502,7 +538,6 @@ def load_proving_key(
             return read_bellman_params(path, c, density)
     pk = parse()
     try:
-        cdir.mkdir(parents=True, exist_ok=True)
         save_key_cache(pk, target)
     except OSError as exc:
         log.warning("cannot write key cache %s: %s", target, exc)

@@ -158,8 +158,9 @@ def test_key_cache_round_trip(art, tmp_path: Path):
 def test_load_proving_key_caches(art, tmp_path: Path):
     cdir = tmp_path / "cache"
     first = F.load_proving_key(art.zkey, cache_dir=cdir)
-    files = list(cdir.iterdir())
-    assert len(files) == 1 and files[0].suffix == ".cuzkkey"
+    files = list(cdir.glob("*.cuzkkey"))
+    assert len(files) == 1 and sorted(p.name for p in cdir.iterdir()) == [
+        files[0].name, files[0].name + ".lock"]  # the writers' lock beside it, nothing else
     again = F.load_proving_key(art.zkey, cache_dir=cdir)
     assert again.meta["cache_path"] == str(files[0])
     assert _same_pk(first, again) and _same_pk(again, F.read_zkey(art.zkey))
@@ -170,6 +171,52 @@ def test_load_proving_key_caches(art, tmp_path: Path):
     files[0].unlink()
     files[0].write_bytes(head)
     assert _same_pk(F.load_proving_key(art.zkey, cache_dir=cdir), again)
+
+
+def test_load_proving_key_removes_what_a_killed_writer_left(art, tmp_path: Path):
+    """A daemon killed while writing a key cache leaves its temporary file (75 GB for a 32 GiB
+    PoRep key); the next writer of that file removes it, and only that file's."""
+    cdir = tmp_path / "cache"
+    F.load_proving_key(art.zkey, cache_dir=cdir)
+    target = next(cdir.glob("*.cuzkkey"))
+    target.unlink()
+    orphan = cdir / f".{target.name}.k1ll3d"
+    orphan.write_bytes(b"\0" * 4096)
+    other = cdir / ".another.cuzkkey.k1ll3d"  # another key's: not this writer's to judge
+    other.write_bytes(b"x")
+    pk = F.load_proving_key(art.zkey, cache_dir=cdir)
+    assert target.exists() and not orphan.exists() and other.exists()
+    assert _same_pk(pk, F.read_zkey(art.zkey))
+
+
+def test_load_proving_key_one_writer_across_processes(art, tmp_path: Path):
+    """Two processes loading the same new key: one converts, the other waits for the lock and
+    maps the result (the file is written once)."""
+    import subprocess
+    import sys
+
+    cdir = tmp_path / "cache"
+    code = """
+import sys, time
+import cuzk.formats as F
+from cuzk.formats import cache
+build = cache._build
+def slow_build(*a, **k):  # a wide window for the other process to start a second build
+    print("built", flush=True)
+    time.sleep(1.0)
+    return build(*a, **k)
+cache._build = slow_build
+pk = F.load_proving_key(sys.argv[1], cache_dir=sys.argv[2])
+print(pk.meta["cache_path"])
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(art.zkey), str(cdir)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    files = list(cdir.glob("*.cuzkkey"))
+    assert len(files) == 1 and all(o[-1] == str(files[0]) for o in outs)
+    assert sum(o.count("built") for o in outs) == 1
+    assert not list(cdir.glob(".*"))  # no temporary file left
 
 
 def _as_bellman(pk):
