@@ -510,6 +510,18 @@ def load_proving_key(
         return _build(target, kind, src, path, c, density, parse, verify_source)
 
 
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (Linux's MemAvailable; else all of it)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def _remove_orphans(target: Path) -> None:
     """Temporary files of `target` that a killed writer left (under the lock no live writer
     has one): a 32 GiB key's is 75 GB, so they must not pile up across restarts."""
@@ -534,6 +546,15 @@ def _build(target: Path, kind: str, src: Path, path: PathLike, c: Curve, density
             convert_bellman_params(src, target, c, density)
             return load_key_cache(target)
         except OSError as exc:
+            # in memory the key takes about its converted size; a 32 GiB PoRep's (75 GB) would
+            # be killed for memory, so a clear error is the better answer there
+            need, have = 2 * src.stat().st_size, available_memory()
+            if need > have:
+                raise OSError(exc.errno, f"cannot write the key cache {target} ({exc.strerror or exc}), "
+                              f"and reading {src.name} into memory instead needs about "
+                              f"{need / 2**30:.1f} GiB, more than the {have / 2**30:.1f} GiB "
+                              "available: free space there, or point `[srs] key_cache_dir` (the daemon) or "
+                              "CUZK_CACHE_DIR elsewhere") from None
             log.warning("cannot write key cache %s (%s): reading %s in memory", target, exc, src)
             return read_bellman_params(path, c, density)
     pk = parse()

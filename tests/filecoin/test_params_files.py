@@ -228,3 +228,25 @@ def test_digests(tmp_path: Path) -> None:
     shutil.copy(p, real / name)
     with pytest.raises(FormatError, match="published parameters.json records dc1ade9929ade170"):
         files.check_digest(real / name)
+
+
+def test_unwritable_cache_reads_in_memory_only_where_it_fits(key, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key cache that cannot be written (a full disk): a key that fits in memory is read
+    there; one that does not is a clear error naming both, not a process killed for memory."""
+    import errno
+
+    from cuzk.formats import cache
+
+    _, density, _, pk, path = key
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bellman, "convert_bellman_params", full)
+    monkeypatch.setattr(cache, "available_memory", lambda: 1 << 40)
+    _same(pk, load_proving_key(path, density=density, cache_dir=tmp_path / "a"))
+    monkeypatch.setattr(cache, "available_memory", lambda: path.stat().st_size)
+    with pytest.raises(OSError, match=r"cannot write the key cache .*No space left.*needs about "
+                                      r"[0-9.]+ GiB, more than the [0-9.]+ GiB available"):
+        load_proving_key(path, density=density, cache_dir=tmp_path / "b")
