@@ -506,7 +506,7 @@ def load_proving_key(
                 return load_key_cache(target)
             except FormatError:
                 pass
-        _remove_orphans(target)
+        remove_orphans(target)
         return _build(target, kind, src, path, c, density, parse, verify_source)
 
 
@@ -522,14 +522,15 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def _remove_orphans(target: Path) -> None:
-    """Temporary files of `target` that a killed writer left (under the lock no live writer
-    has one): a 32 GiB key's is 75 GB, so they must not pile up across restarts."""
+def remove_orphans(target: Path) -> None:
+    """Temporary files of `target` (this module's writers name them `.<name>.<random>`) that a
+    killed writer left. Call it holding the lock its writers take, so no live writer has one:
+    a 32 GiB key's is 75 GB, its recorded matrices' 32 GB; they must not pile up."""
     for tmp in target.parent.glob(f".{target.name}.*"):
         try:
             size = tmp.stat().st_size
             tmp.unlink()
-            log.info("removed %s (%.2f GiB) left by an interrupted key cache write", tmp, size / 2**30)
+            log.info("removed %s (%.2f GiB) left by an interrupted write", tmp, size / 2**30)
         except OSError:
             pass
 

@@ -89,3 +89,17 @@ def test_file_format(tmp_path: Path) -> None:
     key.write_bytes(b"CUZKKEY\0" + bytes(100))
     with pytest.raises(FormatError, match="not a cuzk R1CS cache"):
         load_r1cs(key)
+
+
+def test_a_killed_recorders_temporary_file_is_removed(tmp_path: Path) -> None:
+    """A recorder killed while writing leaves `.<name>.<random>` (32 GB for a 32 GiB PoRep
+    partition's matrices); the next recorder of that file removes it, and no other file."""
+    record_cache.forget()
+    path = record_cache.cache_path("gadgets", "k9", (), tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    orphan = path.with_name(f".{path.name}.k1ll3d")
+    orphan.write_bytes(b"\0" * 4096)
+    other = path.with_name(f".other{record_cache.SUFFIX}.k1ll3d")
+    other.write_bytes(b"x")
+    record_cache.cached_r1cs(circuit, "gadgets", "k9", cache_dir=tmp_path)
+    assert path.exists() and not orphan.exists() and other.exists()

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.filecoin.cs.record import ConstraintLabels, RecordCS
-from cuzk.formats.cache import default_cache_dir
+from cuzk.formats.cache import default_cache_dir, remove_orphans
 from cuzk.formats.errors import FormatError
 from cuzk.formats.r1cs_cache import load_r1cs, save_r1cs
 from cuzk.groth16.qap import with_public_rows
@@ -92,6 +92,7 @@ def cached_r1cs(circuit: Callable[[Any], Any], name: str, key: str, sources: Seq
             fcntl.flock(lk, fcntl.LOCK_EX)
             got = _load(path)
             if got is None:
+                remove_orphans(path)
                 r1cs, density = record(circuit)
                 extra = {}
                 labels = r1cs.labels.get("constraints")
