@@ -29,6 +29,9 @@ from cuzk.filecoin.params.files import (
     parameter_files,
 )
 from cuzk.filecoin.params.names import ParameterSet
+from cuzk.formats.errors import FormatError
+from cuzk.formats.proof_bytes import decode_proof
+from cuzk.groth16.verifier import explain
 from cuzk.model.density import Density
 from cuzk.model.keys import ProvingKey, VerifyingKey
 from cuzk.model.r1cs import R1CS
@@ -131,3 +134,20 @@ class CircuitKeys:
         if buf is None:
             buf = np.empty((self.r1cs()[0].n_vars, 4), dtype=np.uint64)
         return synthesize_witness(circuit, out=buf, n_inputs=self.n_inputs)
+
+
+def first_failing_partition(proof: bytes, n: int, public_inputs: Callable[[int], list[int]],
+                            vk: VerifyingKey) -> str | None:
+    """None when each of the `n` equal slices of `proof` (one partition's 192 bytes each; the
+    caller has checked the length) verifies with `public_inputs(k)`, else why the first does
+    not, naming its partition."""
+    size = len(proof) // n
+    for k in range(n):
+        try:
+            p = decode_proof("bls12_381", proof[k * size : (k + 1) * size], "proof")
+        except FormatError as exc:
+            return f"partition {k}: not a proof: {exc}"
+        why = explain(vk, public_inputs(k), p)
+        if why is not None:
+            return f"partition {k}: {why}"
+    return None

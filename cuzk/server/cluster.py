@@ -193,28 +193,18 @@ class ClusterService(ProvingService):
             self._wake.set()
         return self._submit_response(rec, duplicate=not created)
 
-    def await_job(self, job_id: str, timeout_s: float | None,
-                  alive: Any = None) -> pb.AwaitProofResponse:
-        rec = self._record(job_id)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while not rec.done:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return pb.AwaitProofResponse(
-                    job_id=job_id, status=pb.AwaitProofResponse.TIMEOUT,
-                    request_id=rec.request_id, circuit_id=rec.circuit_id,
-                    error_message=f"not finished after {timeout_s:.3f} s; await again")
-            if alive is not None and not alive():
-                raise ServiceError(grpc.StatusCode.CANCELLED, "client went away")
-            cap = min(remaining, self.poll_s) if remaining is not None else self.poll_s
-            with self._lock:
-                self._done_cv.wait(cap)  # a NOTIFY for any job wakes it early
-            try:
-                rec = self._record(job_id)
-            except ServiceError as exc:  # the store is away for a moment: keep waiting
-                if exc.code != grpc.StatusCode.UNAVAILABLE:
-                    raise
-        return self.result_message(rec)
+    def _wait_done(self, job_id: str, remaining: float | None) -> None:
+        cap = min(remaining, self.poll_s) if remaining is not None else self.poll_s
+        with self._lock:
+            self._done_cv.wait(cap)  # a NOTIFY for any job wakes it early
+
+    def _reread(self, job_id: str, rec: st.JobRecord) -> st.JobRecord:
+        try:
+            return self._record(job_id)
+        except ServiceError as exc:  # the store is away for a moment: keep waiting
+            if exc.code != grpc.StatusCode.UNAVAILABLE:
+                raise
+            return rec
 
     def cancel(self, job_id: str) -> pb.CancelProofResponse:
         rec = self._record(job_id)

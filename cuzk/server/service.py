@@ -261,16 +261,23 @@ class ProvingService:
                 )
             if alive is not None and not alive():
                 raise ServiceError(grpc.StatusCode.CANCELLED, "client went away")
-            cap = min(remaining, 1.0) if remaining is not None else 1.0
-            with self._lock:
-                if job_id in self._live:
-                    # Woken when it leaves _live (its result is then in the store); the cap
-                    # lets the loop notice a client that went away.
-                    self._done_cv.wait_for(lambda: job_id not in self._live, timeout=cap)
-                else:  # accepted but not yet handed to the engine (start-up, a race)
-                    self._done_cv.wait(min(cap, 0.05))
-            rec = self._record(job_id)
+            self._wait_done(job_id, remaining)
+            rec = self._reread(job_id, rec)
         return self.result_message(rec)
+
+    def _wait_done(self, job_id: str, remaining: float | None) -> None:
+        """await_job's wait for a change, capped so the loop notices a client that went away."""
+        cap = min(remaining, 1.0) if remaining is not None else 1.0
+        with self._lock:
+            if job_id in self._live:
+                # woken when it leaves _live (its result is then in the store)
+                self._done_cv.wait_for(lambda: job_id not in self._live, timeout=cap)
+            else:  # accepted but not yet handed to the engine (start-up, a race)
+                self._done_cv.wait(min(cap, 0.05))
+
+    def _reread(self, job_id: str, rec: st.JobRecord) -> st.JobRecord:
+        """The job's record after a wait (`rec`: the one before)."""
+        return self._record(job_id)
 
     def cancel(self, job_id: str) -> pb.CancelProofResponse:
         rec = self._record(job_id)

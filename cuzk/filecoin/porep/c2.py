@@ -26,11 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.filecoin.circuit_keys import CircuitKeys, Keys
+from cuzk.filecoin.circuit_keys import CircuitKeys, Keys, first_failing_partition
 from cuzk.filecoin.params.names import porep_parameters
-from cuzk.formats.proof_bytes import decode_proof, encode_proof
+from cuzk.formats.proof_bytes import encode_proof
 from cuzk.groth16.prover import prove
-from cuzk.groth16.verifier import explain
 from cuzk.model.keys import VerifyingKey
 
 from .c1json import load
@@ -182,14 +181,4 @@ def verify_c1_proof(out: SealCommitPhase1Output, proof: bytes, vk: VerifyingKey)
     if len(proof) != n * size:
         return (f"the proof is {len(proof)} bytes; {out.registered_proof.name} with {n} "
                 f"partition(s) has {n * size} ({size} per partition)")
-    from cuzk.formats.errors import FormatError
-
-    for k in range(n):
-        try:
-            p = decode_proof("bls12_381", proof[k * size : (k + 1) * size], "proof")
-        except FormatError as exc:
-            return f"partition {k}: not a proof: {exc}"
-        why = explain(vk, c1_public_inputs(out, k), p)
-        if why is not None:
-            return f"partition {k}: {why}"
-    return None
+    return first_failing_partition(proof, n, lambda k: c1_public_inputs(out, k), vk)

@@ -19,12 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.filecoin.circuit_keys import CircuitKeys, Keys
+from cuzk.filecoin.circuit_keys import CircuitKeys, Keys, first_failing_partition
 from cuzk.filecoin.job_envelope import JobInputError
 from cuzk.filecoin.params import names
-from cuzk.formats.proof_bytes import decode_proof, encode_proof
+from cuzk.formats.proof_bytes import encode_proof
 from cuzk.groth16.prover import prove
-from cuzk.groth16.verifier import explain
 
 from . import circuit as sha_circuit
 from . import poseidon_circuit
@@ -127,19 +126,9 @@ class UpdateCircuit(CircuitKeys):
 
     def verify(self, job: UpdateJob, proof: bytes, vk: Any) -> str | None:
         """None when every partition's proof verifies, else why not (the first that fails)."""
-        from cuzk.formats.errors import FormatError
-
         self.check_type(job)
         n = self.params.partition_count
         if len(proof) != n * PROOF_LEN:
             return (f"the proof is {len(proof)} bytes; {self.kind} of {self.proof_type.name} has "
                     f"{n} partition(s), {n * PROOF_LEN} bytes")
-        for k in range(n):
-            try:
-                p = decode_proof("bls12_381", proof[k * PROOF_LEN : (k + 1) * PROOF_LEN], "proof")
-            except FormatError as exc:
-                return f"partition {k}: not a proof: {exc}"
-            why = explain(vk, self.public_inputs(job, k), p)
-            if why is not None:
-                return f"partition {k}: {why}"
-        return None
+        return first_failing_partition(proof, n, lambda k: self.public_inputs(job, k), vk)
