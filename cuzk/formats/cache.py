@@ -194,7 +194,7 @@ class KeyCacheWriter:
                 f.truncate(total)  # unwritten rows read as zeros
                 _reserve(f.fileno(), 0, len(head))
                 for name, spec in header["arrays"].items():
-                    size = int(np.prod(spec["shape"], dtype=np.int64)) * 8
+                    size = int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
                     if name in (rows or {}):
                         _reserve_rows(f.fileno(), spec["offset"], size, rows[name])
                     else:
